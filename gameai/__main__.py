@@ -1,0 +1,5 @@
+import sys
+
+from gameai.cli import main
+
+sys.exit(main())

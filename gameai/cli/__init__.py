@@ -1,0 +1,58 @@
+"""The ``gameai`` command: one entry point, a subcommand per job.
+
+Each subcommand lives in the module of its room and registers itself here. Those modules
+import only argparse at load time, so ``gameai --help`` stays fast; the work they do is
+imported when the subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from gameai.games.errors import GameError
+
+# Modules with a ``register(subparsers)`` function, in help order.
+COMMAND_MODULES = ("gameai.cli.games",)
+
+
+class CommandError(Exception):
+    """A failure to report as one line and a non-zero exit (status 1 unless given)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gameai", description="Learn board games by self-play and serve moves."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except GameError as e:
+        print(f"gameai {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except CommandError as e:
+        print(f"gameai {args.command}: error: {e}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (``gameai analyze ... | head``)
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Boards: parsing, printing, validation and moves. Pure and immutable.
+
+A board prints as the seed's pattern: rows top to bottom joined by ``|``, cells ``X``,
+``O`` and ``-`` (``"X--|-O-|---"``). The side to move follows from the counts, X first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gameai.games.errors import GameOver, IllegalMove, InvalidBoard
+from gameai.games.game import Game
+
+MAX_PATTERN_LENGTH = 200  # the longest pattern of a 64-cell board is 64 + 63 separators
+_GRAVITY_ORDER_LIMIT = 200_000  # partial move orders tried before a gravity board is accepted
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """A position: the game and one bitmask of cells per player."""
+
+    game: Game
+    x: int
+    o: int
+
+    @classmethod
+    def empty(cls, game: Game) -> Board:
+        return cls(game, 0, 0)
+
+    @classmethod
+    def parse(cls, game: Game, text: object) -> Board:
+        """The board a pattern describes, validated.
+
+        Raises:
+            InvalidBoard: malformed text or a position that cannot occur; the message names
+                the problem (row count, row length, character, counts, lines, gravity).
+        """
+        x, o = _parse_cells(game, text)
+        validate(game, x, o)
+        return cls(game, x, o)
+
+    def __str__(self) -> str:
+        cols = self.game.cols
+        cells = "".join(self.cell(i) for i in range(self.game.cells))
+        return "|".join(cells[r * cols : (r + 1) * cols] for r in range(self.game.rows))
+
+    def cell(self, index: int) -> str:
+        if self.x >> index & 1:
+            return "X"
+        return "O" if self.o >> index & 1 else "-"
+
+    @property
+    def occupied(self) -> int:
+        return self.x | self.o
+
+    @property
+    def ply(self) -> int:
+        """How many moves have been played."""
+        return self.occupied.bit_count()
+
+    @property
+    def to_move(self) -> str:
+        return "X" if self.x.bit_count() == self.o.bit_count() else "O"
+
+    def winner(self) -> str | None:
+        """The player with a line, if any (a valid board has at most one)."""
+        if has_line(self.game, self.x):
+            return "X"
+        return "O" if has_line(self.game, self.o) else None
+
+    def is_full(self) -> bool:
+        return self.occupied == self.game.full_mask
+
+    def is_over(self) -> bool:
+        return self.is_full() or self.winner() is not None
+
+    def legal_moves(self) -> list[int]:
+        """Cell indices the side to move may play, ascending; empty when the game is over."""
+        if self.is_over():
+            return []
+        return mask_cells(playable_mask(self.game, self.occupied))
+
+    def play(self, move: int) -> Board:
+        """The board after the side to move plays ``move`` (a cell index).
+
+        Raises:
+            GameOver: the game has already ended.
+            IllegalMove: the cell is off the board, taken, or not playable under gravity.
+        """
+        winner = self.winner()
+        if winner is not None or self.is_full():
+            raise GameOver(winner)
+        if not isinstance(move, int) or not 0 <= move < self.game.cells:
+            raise IllegalMove(
+                f"move {move!r} is off the board (cells are 0..{self.game.cells - 1})"
+            )
+        bit = 1 << move
+        if self.occupied & bit:
+            raise IllegalMove(f"cell {move} (row {move // self.game.cols}, column "
+                              f"{move % self.game.cols}) is already taken")
+        if not playable_mask(self.game, self.occupied) & bit:
+            raise IllegalMove(f"cell {move} is not the lowest empty cell of its column")
+        if self.to_move == "X":
+            return Board(self.game, self.x | bit, self.o)
+        return Board(self.game, self.x, self.o | bit)
+
+    def require_playable(self) -> Board:
+        """This board, or :class:`GameOver` if it is finished: the guard before choosing a move."""
+        winner = self.winner()
+        if winner is not None or self.is_full():
+            raise GameOver(winner)
+        return self
+
+
+def has_line(game: Game, mask: int) -> bool:
+    return any(mask & line == line for line in game.lines)
+
+
+def mask_cells(mask: int) -> list[int]:
+    """The set bits of ``mask`` as ascending cell indices."""
+    cells = []
+    while mask:
+        low = mask & -mask
+        cells.append(low.bit_length() - 1)
+        mask ^= low
+    return cells
+
+
+def playable_mask(game: Game, occupied: int) -> int:
+    """Empty cells a move may go to: all of them, or under gravity the lowest of each column."""
+    empty = game.full_mask & ~occupied
+    if not game.gravity:
+        return empty
+    bottom_row = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
+    supported = (occupied >> game.cols) | bottom_row  # the cell below is filled, or the floor
+    return empty & supported
+
+
+def validate(game: Game, x: int, o: int) -> None:
+    """Raise :class:`InvalidBoard` unless ``(x, o)`` can arise in a game played by the rules."""
+    if x & o or (x | o) & ~game.full_mask:
+        raise InvalidBoard("the two players' cells overlap or lie off the board")
+    nx, no = x.bit_count(), o.bit_count()
+    if nx not in (no, no + 1):
+        raise InvalidBoard(
+            f"impossible piece counts: {nx} X and {no} O (X moves first, so X has as many "
+            "pieces as O or one more)"
+        )
+    if game.gravity:
+        floating = _floating(game, x | o)
+        if floating:
+            cell = (floating & -floating).bit_length() - 1
+            raise InvalidBoard(
+                f"floating piece at row {cell // game.cols}, column {cell % game.cols}: in a "
+                "gravity game every piece rests on the floor or on another piece"
+            )
+    x_line, o_line = has_line(game, x), has_line(game, o)
+    if x_line and o_line:
+        raise InvalidBoard("both players have a line; the game ends at the first one")
+    last_mover = "X" if nx > no else "O"
+    for player, line, mask in (("X", x_line, x), ("O", o_line, o)):
+        if line and player != last_mover:
+            raise InvalidBoard(
+                f"{player} has a line but {last_mover} moved last; "
+                f"the game ended at {player}'s line"
+            )
+        if line:
+            _check_single_last_move(game, player, mask, x, o)
+            return
+    if game.gravity:
+        _check_gravity_order(game, x, o)
+
+
+def _floating(game: Game, occupied: int) -> int:
+    below = occupied >> game.cols
+    bottom_row = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
+    return occupied & ~(below | bottom_row)
+
+
+def _check_single_last_move(game: Game, player: str, mask: int, x: int, o: int) -> None:
+    """A won position must have a last move that completed every one of the winner's lines."""
+    common = mask
+    for line in game.lines:
+        if mask & line == line:
+            common &= line
+    if game.gravity:  # the last piece must be on top of its column
+        common &= ~((x | o) << game.cols)
+    for cell in mask_cells(common):
+        before = (x & ~(1 << cell), o) if player == "X" else (x, o & ~(1 << cell))
+        if not game.gravity or _gravity_order_exists(game, *before):
+            return
+    raise InvalidBoard(
+        f"{player}'s lines could not all have been completed by one last move; "
+        "the game would have ended earlier"
+    )
+
+
+def _check_gravity_order(game: Game, x: int, o: int) -> None:
+    if not _gravity_order_exists(game, x, o):
+        raise InvalidBoard(
+            "no order of alternating moves, X first, can stack the columns like this"
+        )
+
+
+def _gravity_order_exists(game: Game, x: int, o: int) -> bool:
+    """Whether the columns can be built bottom-up by alternating moves, X first.
+
+    A depth-first search over how many pieces of each column are down. Gives up (and
+    accepts) after a bounded number of states, so validation stays cheap on any input.
+    """
+    rows, cols = game.rows, game.cols
+    stacks = []
+    for c in range(cols):
+        stack = []
+        for r in range(rows - 1, -1, -1):
+            bit = 1 << (r * cols + c)
+            if not (x | o) & bit:
+                break
+            stack.append("X" if x & bit else "O")
+        stacks.append(stack)
+    total = sum(len(s) for s in stacks)
+    start = (0,) * cols
+    seen = {start}
+    todo = [start]
+    while todo:
+        state = todo.pop()
+        placed = sum(state)
+        if placed == total:
+            return True
+        need = "X" if placed % 2 == 0 else "O"
+        for c in range(cols):
+            h = state[c]
+            if h < len(stacks[c]) and stacks[c][h] == need:
+                nxt = (*state[:c], h + 1, *state[c + 1:])
+                if nxt not in seen:
+                    if len(seen) >= _GRAVITY_ORDER_LIMIT:
+                        return True
+                    seen.add(nxt)
+                    todo.append(nxt)
+    return False
+
+
+def _parse_cells(game: Game, text: object) -> tuple[int, int]:
+    if not isinstance(text, str):
+        raise InvalidBoard(f"board must be text like 'X--|-O-|---', got {type(text).__name__}")
+    if len(text) > MAX_PATTERN_LENGTH:
+        raise InvalidBoard(
+            f"board is {len(text)} characters long; the limit is {MAX_PATTERN_LENGTH}"
+        )
+    rows = text.split("|")
+    if len(rows) != game.rows:
+        raise InvalidBoard(
+            f"expected {game.rows} rows separated by '|', got {len(rows)} (for {game.name}, a "
+            f"row has {game.cols} cells of X, O or -)"
+        )
+    x = o = 0
+    for r, row in enumerate(rows):
+        if len(row) != game.cols:
+            raise InvalidBoard(f"row {r} has {len(row)} cells, expected {game.cols}")
+        for c, ch in enumerate(row):
+            bit = 1 << (r * game.cols + c)
+            if ch == "X":
+                x |= bit
+            elif ch == "O":
+                o |= bit
+            elif ch != "-":
+                raise InvalidBoard(
+                    f"unknown character {ch!r} at row {r}, column {c} (cells are X, O or -)"
+                )
+    return x, o

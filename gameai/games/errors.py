@@ -1,0 +1,49 @@
+"""Named errors of the game core.
+
+Every error a caller can cause is one of these. They subclass ``ValueError`` so that
+plain Python callers can catch them broadly, and each transport (CLI, REST, gRPC) maps
+them to its own status once, at its edge.
+"""
+
+from __future__ import annotations
+
+
+class GameError(ValueError):
+    """Base class of every error the game core raises for bad input."""
+
+
+class UnknownGame(GameError):
+    """The game name names no game we know and matches no ``mnk-RxC-K`` form."""
+
+
+class InvalidBoard(GameError):
+    """A board that cannot occur in the game: malformed text or an impossible position.
+
+    Attributes:
+        reason: the problem in one sentence, without the board itself.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class GameOver(GameError):
+    """The position is a finished game, so there is no move to choose.
+
+    Attributes:
+        winner: ``"X"``, ``"O"``, or ``None`` for a draw.
+    """
+
+    def __init__(self, winner: str | None) -> None:
+        what = f"{winner} has won" if winner else "the board is full (a draw)"
+        super().__init__(f"the game is over: {what}")
+        self.winner = winner
+
+
+class IllegalMove(GameError):
+    """A move to an occupied cell, off the board, or (gravity games) not the lowest empty one."""
+
+
+class TooLarge(GameError):
+    """The exact solver cannot enumerate the positions below this one within its limit."""

@@ -1,0 +1,210 @@
+"""The exact solver: the game value of a position, every optimal move, and how far the end is.
+
+Scores are negamax values from the side to move's view, one small integer per position:
+
+    win in t plies   ->  BIG - t      (BIG = cells + 1, so every win scores > 0)
+    draw             ->  0
+    loss in t plies  ->  t - BIG
+
+so the best move maximises the negated, one-ply-older score of its child: a faster win and
+a slower loss score higher. Scores come from a backward pass over
+:func:`~gameai.games.positions.enumerate_positions`. The whole-game table of a small game
+(tic-tac-toe, four-in-a-row) is computed once and cached on disk; other positions are
+solved from their own subtree, within a size limit.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games.board import Board
+from gameai.games.errors import TooLarge
+from gameai.games.game import Game
+from gameai.games.keys import U64, canonical, canonical_keys
+from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
+
+TABLE_FORMAT = 1
+TABLE_MAX_CELLS = 16  # whole-game tables are built for boards this small (four-in-a-row)
+OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
+
+
+@dataclass(frozen=True)
+class MoveOutcome:
+    """One legal move and what it leads to for the player making it."""
+
+    move: int
+    row: int
+    col: int
+    outcome: str  # "win" | "draw" | "loss"
+    distance: int  # plies from now to the end of the game under optimal play
+    score: int
+    optimal: bool
+
+
+@dataclass(frozen=True)
+class Solution:
+    board: Board
+    value: int  # +1 win, 0 draw, -1 loss for the side to move
+    outcome: str
+    distance: int
+    moves: tuple[MoveOutcome, ...]  # best first
+
+    @property
+    def optimal_moves(self) -> tuple[int, ...]:
+        return tuple(m.move for m in self.moves if m.optimal)
+
+
+class Table:
+    """Scores of a set of canonical positions, looked up by canonical key."""
+
+    def __init__(self, game: Game, keys: U64, scores: npt.NDArray[np.int8]) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.game = game
+        self.keys = keys[order]
+        self.scores = scores[order]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def lookup(self, keys: U64) -> npt.NDArray[np.int8]:
+        """Scores for canonical ``keys``; raises ``KeyError`` if one is not in the table."""
+        idx = np.searchsorted(self.keys, keys)
+        idx = np.minimum(idx, len(self.keys) - 1)
+        if not np.array_equal(self.keys[idx], keys):
+            raise KeyError("position not in the solver table")
+        return self.scores[idx]
+
+    def score(self, board: Board) -> int:
+        return int(self.lookup(np.array([canonical(board)[0]], dtype=np.uint64))[0])
+
+
+def big(game: Game) -> int:
+    return game.cells + 1
+
+
+def back_up(game: Game, child_scores: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
+    """The score of a move, from the mover's view, given its child's score."""
+    v = -child_scores.astype(np.int16)
+    return np.where(v > 0, v - 1, np.where(v < 0, v + 1, 0)).astype(np.int16)
+
+
+def score_layers(positions: Positions) -> list[npt.NDArray[np.int8]]:
+    """Negamax scores of every layer, by a backward pass (children are in the next layer)."""
+    game = positions.game
+    result: list[npt.NDArray[np.int8]] = [np.zeros(0, np.int8)] * len(positions.layers)
+    for d in range(len(positions.layers) - 1, -1, -1):
+        layer = positions.layers[d]
+        scores = np.where(layer.won, -big(game), 0).astype(np.int16)
+        live = ~layer.over
+        if live.any() and d + 1 < len(positions.layers):
+            child = layer.children[live]
+            child_scores = result[d + 1][np.maximum(child, 0)]
+            candidates = np.where(child >= 0, back_up(game, child_scores), -(2 * big(game)))
+            scores[live] = candidates.max(axis=1)
+        result[d] = scores.astype(np.int8)
+    return result
+
+
+def solve_positions(positions: Positions) -> Table:
+    scores = score_layers(positions)
+    keys = np.concatenate([layer.keys for layer in positions.layers])
+    return Table(positions.game, keys, np.concatenate(scores))
+
+
+def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
+    """The scores of every position of ``game``, from the disk cache or computed and cached.
+
+    Raises:
+        TooLarge: the game is too big for a whole-game table.
+    """
+    if game.cells > TABLE_MAX_CELLS:
+        raise TooLarge(f"{game.name} is too large for a whole-game solver table")
+    return _game_table(game, cache_dir or default_cache_dir())
+
+
+@lru_cache(maxsize=8)
+def _game_table(game: Game, cache_dir: Path) -> Table:
+    path = cache_dir / f"solver-{game.name}-v{TABLE_FORMAT}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys, scores = data["keys"], data["scores"]
+            if keys.dtype == np.uint64 and scores.dtype == np.int8 and keys.shape == scores.shape:
+                return Table(game, keys, scores)
+    except (OSError, KeyError, ValueError):
+        pass  # missing or damaged: compute it again
+    table = solve_positions(enumerate_positions(Board.empty(game)))
+    _save_atomically(path, keys=table.keys, scores=table.scores)
+    return table
+
+
+def _save_atomically(path: Path, **arrays: npt.NDArray[np.generic]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
+            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
+        os.replace(f.name, path)
+    except OSError:
+        pass  # a read-only cache is not an error: the table is simply not kept
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("GAMEAI_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gameai"
+
+
+def table_for(board: Board, *, limit: int = DEFAULT_LIMIT) -> Table:
+    """A table that covers ``board`` and everything after it: the whole-game table when the
+    game is small, else the board's own subtree."""
+    if board.game.cells <= TABLE_MAX_CELLS:
+        return game_table(board.game)
+    return solve_positions(enumerate_positions(board, limit=limit))
+
+
+def solve(board: Board, *, limit: int = DEFAULT_LIMIT) -> Solution:
+    """The value, the outcome of every legal move (best first) and the distance to the end.
+
+    Raises:
+        GameOver: the board is finished.
+        TooLarge: more than ``limit`` canonical positions follow the board.
+    """
+    board.require_playable()
+    table = table_for(board, limit=limit)
+    return solution_from_table(board, table)
+
+
+def solution_from_table(board: Board, table: Table) -> Solution:
+    game = board.game
+    moves = board.legal_moves()
+    children = [board.play(m) for m in moves]
+    xs = np.array([c.x for c in children], dtype=np.uint64)
+    os_ = np.array([c.o for c in children], dtype=np.uint64)
+    child_scores = table.lookup(canonical_keys(game, xs, os_))
+    scores = back_up(game, child_scores)
+    best = int(scores.max())
+    outcomes = [
+        MoveOutcome(m, m // game.cols, m % game.cols, *describe_score(game, int(s), board),
+                    int(s), int(s) == best)
+        for m, s in zip(moves, scores, strict=True)
+    ]
+    outcomes.sort(key=lambda mo: (-mo.score, mo.move))
+    outcome, distance = describe_score(game, best, board)
+    return Solution(board, int(np.sign(best)), outcome, distance, tuple(outcomes))
+
+
+def describe_score(game: Game, score: int, board: Board) -> tuple[str, int]:
+    """``(outcome, distance)`` of a score; a draw's distance is the plies left to fill ``board``."""
+    if score > 0:
+        return "win", big(game) - score
+    if score < 0:
+        return "loss", big(game) + score
+    return "draw", game.cells - board.ply

@@ -1,0 +1,45 @@
+"""The CLI as a user runs it: a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+
+def gameai(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gameai", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_analyze_json():
+    out = gameai("analyze", "tictactoe", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["games"]["total"] == 255168 and report["non_stupid_games"] == 29600
+
+
+def test_analyze_prints_grids():
+    out = gameai("analyze", "tictactoe")
+    assert out.returncode == 0
+    assert "14,652 | 14,232 | 14,652" in out.stdout
+    assert "1,605,264" in out.stdout
+
+
+def test_unknown_game_exits_2_listing_games():
+    out = gameai("analyze", "no-such-game")
+    assert out.returncode == 2
+    assert "tictactoe" in out.stderr and "mnk-RxC-K" in out.stderr
+
+
+def test_solve_names_a_malformed_board():
+    out = gameai("solve", "tictactoe", "--board", "X--|-Q-|---")
+    assert out.returncode == 2
+    assert "unknown character 'Q' at row 1, column 1" in out.stderr
+
+
+def test_solve_json_lists_optimal_moves():
+    out = gameai("solve", "tictactoe", "--board", "XO-|-O-|--X", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["value"] == 0 and report["optimal_moves"] == [7]
+    assert report["moves"][0] == {"row": 2, "col": 1, "index": 7, "outcome": "draw",
+                                  "distance": 5, "optimal": True}

@@ -1,0 +1,54 @@
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gameai.games import Board, base3_key, canonical, canonical_key, get_game
+from gameai.games.keys import (
+    base3_keys,
+    board_from_base3,
+    canonical_keys,
+    masks_from_base3,
+    transform,
+)
+
+from .strategies import boards
+
+TTT = get_game("tictactoe")
+
+
+def test_base3_key_follows_seed_003():
+    # X counts 1, O counts 2, times 3**index (index 0 is the top-left cell).
+    board = Board.parse(TTT, "X--|-O-|---")
+    assert base3_key(board) == 1 + 2 * 3**4
+    assert board_from_base3(TTT, base3_key(board)) == board
+
+
+@given(boards(), st.data())
+def test_symmetric_boards_share_the_canonical_key(board, data):
+    sym = data.draw(st.integers(0, len(board.game.symmetries) - 1))
+    assert canonical_key(transform(board, sym)) == canonical_key(board)
+
+
+@given(boards())
+def test_canonical_symmetry_maps_to_the_canonical_board(board):
+    key, sym = canonical(board)
+    assert base3_key(transform(board, sym)) == key
+    assert key == min(base3_key(transform(board, s)) for s in range(len(board.game.symmetries)))
+
+
+def test_different_positions_have_different_keys():
+    corner, edge = Board.parse(TTT, "X--|---|---"), Board.parse(TTT, "-X-|---|---")
+    assert canonical_key(corner) != canonical_key(edge)
+
+
+@given(st.lists(boards(["tictactoe", "four-in-a-row", "mnk-4x5-4"]), min_size=1, max_size=8))
+def test_vectorised_keys_match_scalar_keys(batch):
+    game = batch[0].game
+    batch = [b for b in batch if b.game is game]
+    x = np.array([b.x for b in batch], dtype=np.uint64)
+    o = np.array([b.o for b in batch], dtype=np.uint64)
+    assert canonical_keys(game, x, o).tolist() == [canonical_key(b) for b in batch]
+    keys = base3_keys(game, x, o)
+    assert keys.tolist() == [base3_key(b) for b in batch]
+    back_x, back_o = masks_from_base3(game, keys)
+    assert back_x.tolist() == x.tolist() and back_o.tolist() == o.tolist()
