@@ -1,0 +1,21 @@
+"""The model artifact: values of moves over canonical positions, stored safely.
+
+``load_model(bytes)`` reads any form; ``model.to_bytes()`` writes one. See
+:mod:`gameai.models.container` for the file format and :mod:`gameai.models.model` for the
+forms and their interface.
+"""
+
+from gameai.models.container import CorruptModel
+from gameai.models.info import ModelInfo
+from gameai.models.model import Evaluation, MlpModel, Model, MoveValue, TableModel, load_model
+
+__all__ = [
+    "CorruptModel",
+    "Evaluation",
+    "MlpModel",
+    "Model",
+    "ModelInfo",
+    "MoveValue",
+    "TableModel",
+    "load_model",
+]
