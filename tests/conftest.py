@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gameai.store.embedded import RedisServer
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
@@ -20,3 +22,21 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("GAMEAI_CACHE_DIR", None)
     else:
         os.environ["GAMEAI_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private redis-server on a free loopback port for the whole test session."""
+    with RedisServer(tmp_path_factory.mktemp("redis"), tcp=True, persist=False) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """The private server's URL, emptied before each test so tests cannot see each other."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    yield redis_server.url

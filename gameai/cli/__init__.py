@@ -14,8 +14,15 @@ from collections.abc import Sequence
 
 from gameai.games.errors import GameError
 
-# Modules with a ``register(subparsers)`` function, in help order.
-COMMAND_MODULES = ("gameai.cli.games",)
+# Modules with a ``register(subparsers)`` function, in help order. A module may also have
+# ``register_bench(subparsers)`` to add a ``gameai bench NAME`` benchmark.
+COMMAND_MODULES = (
+    "gameai.cli.games",
+    "gameai.cli.models",
+    "trainer.cli",
+    "service.cli",
+    "gameai.cli.up",
+)
 
 
 class CommandError(Exception):
@@ -31,8 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gameai", description="Learn board games by self-play and serve moves."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    modules = [importlib.import_module(name) for name in COMMAND_MODULES]
+    for module in modules:
+        module.register(sub)
+    bench = sub.add_parser("bench", help="benchmarks that print their figures",
+                           description="Benchmarks: each prints its figures (--json for JSON).")
+    bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
+    for module in modules:
+        if hasattr(module, "register_bench"):
+            module.register_bench(bench_sub)
     return parser
 
 

@@ -108,3 +108,43 @@ def _grid(values: list[int], cols: int) -> str:
     width = max(len(f"{v:,}") for v in values)
     rows = [values[i : i + cols] for i in range(0, len(values), cols)]
     return "\n".join("  " + " | ".join(f"{v:>{width},}" for v in row) for row in rows)
+
+
+def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("solver", help="time the exact solver and the statistics of a game")
+    p.add_argument("--game", default="four-in-a-row")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_solver)
+
+
+def run_bench_solver(args: argparse.Namespace) -> int:
+    """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
+    from gameai.games import Board, get_game
+    from gameai.games.positions import enumerate_positions
+    from gameai.games.solver import solve_positions
+    from gameai.games.stats import analyze
+
+    game = get_game(args.game)
+    t0 = time.perf_counter()
+    positions = enumerate_positions(Board.empty(game))
+    t1 = time.perf_counter()
+    table = solve_positions(positions)
+    t2 = time.perf_counter()
+    report = analyze(game)
+    t3 = time.perf_counter()
+    figures = {
+        "game": game.name,
+        "canonical_positions": len(table),
+        "positions": report["positions"],
+        "games": report["games"]["total"],
+        "enumerate_seconds": round(t1 - t0, 3),
+        "solve_seconds": round(t2 - t0, 3),
+        "analyze_seconds": round(t3 - t2, 3),
+        "target_seconds": 120,
+    }
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key:>20}: {value:,}" if isinstance(value, int) else f"{key:>20}: {value}")
+    return 0

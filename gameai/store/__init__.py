@@ -1,0 +1,22 @@
+"""The Redis-backed model store. See :mod:`gameai.store.store` for the contract."""
+
+from gameai.store.embedded import RedisServer
+from gameai.store.errors import AliasRefused, StoreError, StoreUnavailable, UnknownVersion
+from gameai.store.records import AliasChange, Rollout, VersionRecord
+from gameai.store.routing import choose_version
+from gameai.store.store import Event, ModelStore, Subscription
+
+__all__ = [
+    "AliasChange",
+    "AliasRefused",
+    "Event",
+    "ModelStore",
+    "RedisServer",
+    "Rollout",
+    "StoreError",
+    "StoreUnavailable",
+    "Subscription",
+    "UnknownVersion",
+    "VersionRecord",
+    "choose_version",
+]
