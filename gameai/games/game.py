@@ -145,10 +145,10 @@ def get_game(name: str) -> Game:
     family, rows, cols, k = match.group(1), *map(int, match.group(2, 3, 4))
     if not (1 <= rows and 1 <= cols and rows * cols <= MAX_CELLS):
         raise UnknownGame(
-            f"game {name!r}: the board must have at least one cell and at most {MAX_CELLS}"
+            f"game {key!r}: the board must have at least one cell and at most {MAX_CELLS}"
         )
     if not 1 <= k <= max(rows, cols):
-        raise UnknownGame(f"game {name!r}: k must be between 1 and {max(rows, cols)}")
+        raise UnknownGame(f"game {key!r}: k must be between 1 and {max(rows, cols)}")
     return _make(rows, cols, k, family == "connect")
 
 

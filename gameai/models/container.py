@@ -110,17 +110,19 @@ def decode(data: bytes) -> Container:
 def _layout(specs: list[Any], body_length: Any) -> list[tuple[str, np.dtype[Any], tuple[int, ...],
                                                               int, int]]:
     if not isinstance(body_length, int) or not 0 <= body_length <= MAX_BODY:
-        raise CorruptModel(f"model body length {body_length!r} is out of range")
+        raise CorruptModel(f"model body length {repr(body_length)[:40]} is out of range")
     layout, offset = [], 0
     for spec in specs:
         try:
             name, dtype_str, shape = spec["name"], spec["dtype"], spec["shape"]
         except (KeyError, TypeError) as e:
-            raise CorruptModel(f"model array description is not valid: {spec!r}") from e
+            raise CorruptModel(f"model array description is not valid: {repr(spec)[:60]}") from e
         if dtype_str not in ALLOWED_DTYPES:
-            raise CorruptModel(f"model array {name!r} has a forbidden dtype {dtype_str!r}")
+            raise CorruptModel(f"model array {str(name)[:40]!r} has a forbidden dtype "
+                               f"{repr(dtype_str)[:40]}")
         if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)):
-            raise CorruptModel(f"model array {name!r} has an invalid shape {shape!r}")
+            raise CorruptModel(f"model array {str(name)[:40]!r} has an invalid shape "
+                               f"{repr(shape)[:40]}")
         dtype = np.dtype(dtype_str)
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         layout.append((str(name), dtype, tuple(shape), offset, size))

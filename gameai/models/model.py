@@ -285,7 +285,7 @@ def load_model(data: bytes) -> Model:
         info = ModelInfo.from_json(meta)
         game = get_game(info.game)
     except (GameError, ValueError, TypeError, KeyError) as e:
-        raise CorruptModel(f"model metadata is not valid: {e}") from e
+        raise CorruptModel(f"model metadata is not valid: {str(e)[:200]}") from e
     arrays = container.arrays
     try:
         if kind == "table":
@@ -296,4 +296,10 @@ def load_model(data: bytes) -> Model:
                             exception_values=arrays["exception_values"])
     except KeyError as e:
         raise CorruptModel(f"model of kind {kind!r} lacks the array {e}") from e
-    raise CorruptModel(f"unknown model kind {kind!r}; known kinds are {', '.join(KINDS)}")
+    raise CorruptModel(f"unknown model kind {short(kind)}; known kinds are {', '.join(KINDS)}")
+
+
+def short(value: object, limit: int = 40) -> str:
+    """``repr(value)``, cut to ``limit`` characters: error messages never echo large input."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
