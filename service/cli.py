@@ -1,4 +1,4 @@
-"""Placeholder: this command group is being built (see the issues)."""
+"""``gameai serve`` and ``gameai bench server``. Imports only argparse at load time."""
 
 from __future__ import annotations
 
@@ -6,4 +6,62 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this module's subcommands to ``gameai``."""
+    """Add ``gameai serve``."""
+    p = sub.add_parser(
+        "serve", help="run the move server (gRPC, REST, web board, metrics)",
+        description="Serve best moves and values over gRPC and REST from the model store. "
+        "Every flag also has an environment variable (docs/service.md); flags win.")
+    p.add_argument("--store", dest="store_url", metavar="URL",
+                   help="redis://, rediss:// or unix:// URL (default: an embedded Redis)")
+    p.add_argument("--store-file", metavar="PATH", help="read the store URL from this file")
+    p.add_argument("--store-prefix", metavar="PREFIX", help="key prefix (default gameai)")
+    p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory")
+    p.add_argument("--host", help="bind address (default 127.0.0.1)")
+    p.add_argument("--http-port", metavar="PORT", help="REST, web board, /metrics (8000)")
+    p.add_argument("--grpc-port", metavar="PORT", help="gRPC (50051)")
+    p.add_argument("--games", metavar="G,...", help="games to serve (default tictactoe)")
+    p.add_argument("--admin-token-file", metavar="PATH",
+                   help="bearer token for the admin routes, read from this file (no token: "
+                   "admin routes off; GAMEAI_ADMIN_TOKEN also works)")
+    p.add_argument("--workers", metavar="N", help="processes sharing the ports (default 1)")
+    p.add_argument("--poll-seconds", metavar="S", help="store poll period, the fallback to "
+                   "pub/sub (default 1)")
+    p.add_argument("--max-batch", metavar="N", help="boards per batch request (10000)")
+    p.add_argument("--max-body-bytes", metavar="N", help="largest request (1 MiB)")
+    p.add_argument("--grace-seconds", metavar="S", help="drain time at SIGTERM (10)")
+    p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
+    p.set_defaults(func=run_serve)
+
+
+def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gameai bench server``."""
+    p = sub.add_parser(
+        "server", help="move server throughput and latency, gRPC and REST",
+        description="Start a server on free loopback ports with an embedded Redis and a "
+        "perfect tictactoe model, then measure BestMove against health checks on both "
+        "transports, p50/p99 latency at 8 concurrent clients, batch evaluation, and one "
+        "process against several sharing the ports.")
+    p.add_argument("--seconds", type=float, default=3.0, help="per measurement (default 3)")
+    p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
+    p.add_argument("--workers", default="1,2", help="server process counts to compare")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run_bench)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from gameai.cli import CommandError
+    from service.app import serve
+    from service.settings import SettingsError, load_settings
+
+    flags = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
+    try:
+        settings = load_settings(flags)
+    except SettingsError as e:
+        raise CommandError(str(e), status=2) from None
+    return serve(settings)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from service.bench import main
+
+    return main(args)

@@ -1,0 +1,173 @@
+"""The composition root: ``serve(settings)`` builds and runs the whole move server.
+
+One asyncio loop per process runs both transports: the gRPC server (``grpc.aio``) and the
+REST app (uvicorn), over one registry that follows the store from a background thread.
+With ``workers > 1`` the process starts that many copies, which share the ports through
+``SO_REUSEPORT`` (see docs/service.md for the measurements behind the default).
+
+SIGTERM or SIGINT drains: readiness and gRPC health turn NOT_SERVING first, the
+listeners close, requests in flight complete, and the process exits within the grace
+period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import uvicorn
+
+from gameai.store import ModelStore, RedisServer
+from service.grpc_server import build_server, set_health
+from service.metrics import Metrics
+from service.registry import Registry
+from service.rest import create_app
+from service.runtime import Runtime
+from service.settings import Settings
+
+log = logging.getLogger("gameai.service")
+STORE_TIMEOUT = 1.0  # seconds per store call: a slow store must not hold requests long
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: the composition root owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class Ports:
+    http: int
+    grpc: int
+
+
+class MoveServer:
+    """Both transports of one process over one runtime. ``await start()``, then
+    ``await stop()``; the ports given as 0 are chosen by the system (see :attr:`ports`)."""
+
+    def __init__(self, settings: Settings, store: ModelStore, *,
+                 metrics: Metrics | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.metrics = metrics or Metrics()
+        self.registry = Registry(store, settings.games, self.metrics,
+                                 poll_seconds=settings.poll_seconds)
+        self.runtime = Runtime(settings, self.registry, self.metrics)
+        self.ports = Ports(settings.http_port, settings.grpc_port)
+        self._health_task: asyncio.Task[None] | None = None
+        self._http_task: asyncio.Task[None] | None = None
+        self._stopped = asyncio.Event()
+
+    async def start(self, *, wait_seconds: float = 5.0) -> Ports:
+        s = self.settings
+        await asyncio.to_thread(self.registry.start, wait_seconds=wait_seconds)
+        self.grpc, grpc_port, self.health = build_server(self.runtime, host=s.host,
+                                                         port=s.grpc_port)
+        sock = _listen(s.host, s.http_port, reuse_port=s.workers > 1)
+        self.ports = Ports(sock.getsockname()[1], grpc_port)
+        config = uvicorn.Config(create_app(self.runtime), log_level="warning",
+                                access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=max(int(s.grace_seconds), 1),
+                                timeout_keep_alive=30)
+        self.http = _Uvicorn(config)
+        await self.grpc.start()
+        self._http_task = asyncio.create_task(self.http.serve(sockets=[sock]))
+        while not self.http.started and not self._http_task.done():
+            await asyncio.sleep(0.01)
+        if self._http_task.done():
+            self._http_task.result()  # raises what stopped it
+        self._health_task = asyncio.create_task(self._follow_readiness())
+        log.info("serving %s: http %s:%d, grpc %s:%d", ",".join(s.games), s.host,
+                 self.ports.http, s.host, self.ports.grpc)
+        return self.ports
+
+    async def _follow_readiness(self) -> None:
+        serving = None
+        while not self.runtime.draining:
+            ready = self.registry.ready
+            if ready != serving:
+                await set_health(self.health, serving=ready)
+                serving = ready
+            self.metrics.ready.set(1 if ready else 0)
+            await asyncio.sleep(0.2)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain and stop: NOT_SERVING first, then in-flight requests complete."""
+        if self.runtime.draining:
+            await self._stopped.wait()
+            return
+        grace = self.settings.grace_seconds if grace is None else grace
+        self.runtime.draining = True
+        self.metrics.ready.set(0)
+        if self._health_task is not None:
+            self._health_task.cancel()
+        await self.health.enter_graceful_shutdown()
+        self.http.should_exit = True
+        waits = [self.grpc.stop(grace)]
+        if self._http_task is not None:
+            waits.append(self._http_task)
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), grace + 1)
+        except TimeoutError:
+            log.warning("requests still running after the %.0f s grace period", grace)
+        await asyncio.to_thread(self.registry.stop)
+        self._stopped.set()
+
+
+def _listen(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def run(settings: Settings, store_url: str) -> int:
+    """One worker process: serve until SIGTERM/SIGINT, then drain."""
+    store = ModelStore.from_url(store_url, prefix=settings.store_prefix,
+                                timeout=STORE_TIMEOUT, retries=1)
+    server = MoveServer(settings, store)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    await stop.wait()
+    log.info("draining (grace %.0f s)", settings.grace_seconds)
+    await server.stop()
+    store.close()
+    return 0
+
+
+@contextlib.contextmanager
+def store_url(settings: Settings) -> Iterator[str]:
+    """The configured store's URL, or an embedded Redis's for the duration."""
+    if settings.store_url:
+        yield settings.store_url
+        return
+    log.info("no store URL: starting an embedded Redis in %s", settings.data_dir / "redis")
+    with RedisServer(settings.data_dir / "redis") as server:
+        yield server.url
+
+
+def serve(settings: Settings) -> int:
+    """The process's composition root (``gameai serve``)."""
+    logging.basicConfig(level=settings.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with store_url(settings) as url:
+        if settings.workers == 1:
+            return asyncio.run(run(settings, url))
+        from service.workers import run_workers
+
+        return run_workers(settings, url)

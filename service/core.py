@@ -1,0 +1,251 @@
+"""What the server answers, as plain functions both transports call.
+
+Each function takes the :class:`~service.registry.Registry` and the request's fields and
+returns a plain record, or raises a named error (``service.errors`` and the game core's);
+REST and gRPC only translate. A request is checked in this order: game, model, board.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games import Game
+from gameai.models import Evaluation, MoveValue
+from gameai.store import AliasChange, StoreUnavailable, UnknownVersion, VersionRecord
+from service.batch import best_moves, parse_boards
+from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
+from service.registry import VALUE_DECIMALS, Loaded, Registry, Served
+
+MAX_TEXT = 200  # longest game name, model reference or client id accepted
+_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+@dataclass(frozen=True)
+class MoveAnswer:
+    game: str
+    version: int
+    move: MoveValue
+    value: float
+
+
+@dataclass(frozen=True)
+class EvaluateAnswer:
+    game: str
+    version: int
+    evaluation: Evaluation
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """Row ``i`` answers ``boards[i]``; ``move_values`` only when asked for."""
+
+    game: Game
+    version: int
+    to_move: list[str]
+    values: npt.NDArray[np.float64]
+    best: npt.NDArray[np.intp]
+    move_values: npt.NDArray[np.float64] | None
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    game: Game
+    aliases: dict[str, int]
+    canary_weight: int
+    loaded_versions: list[int]
+    ready: bool
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """One version's metadata as the API shows it."""
+
+    game: str
+    version: int
+    record: VersionRecord | None
+    aliases: list[str]
+    loaded: bool
+
+    def to_json(self) -> dict[str, Any]:
+        base: dict[str, Any] = {"game": self.game, "version": self.version}
+        base.update(self.record.to_json() if self.record is not None else {})
+        params = self.record.info.get("params", {}) if self.record is not None else {}
+        base.update({"aliases": self.aliases, "loaded": self.loaded, "params": params})
+        return base
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    game: str
+    versions: list[ModelSummary]
+    aliases: dict[str, int]
+    canary_weight: int
+
+
+# -- moves -------------------------------------------------------------------------------
+
+def best_move(registry: Registry, *, game: str, board: str, model: str = "",
+              client_id: str = "") -> MoveAnswer:
+    """The answering version's move for the side to move on ``board``."""
+    loaded = _pick(registry, game, model, client_id)
+    evaluation = loaded.evaluate(_text(board, "board"))
+    return MoveAnswer(loaded.model.game.name, loaded.version, evaluation.best, evaluation.value)
+
+
+def evaluate(registry: Registry, *, game: str, board: str, model: str = "",
+             client_id: str = "") -> EvaluateAnswer:
+    """The position's value and every legal move's value, best first."""
+    loaded = _pick(registry, game, model, client_id)
+    evaluation = loaded.evaluate(_text(board, "board"))
+    return EvaluateAnswer(loaded.model.game.name, loaded.version, evaluation)
+
+
+def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
+                   client_id: str = "", max_batch: int = 10_000,
+                   include_move_values: bool = False) -> BatchAnswer:
+    """Many boards of one game, answered by one version, values computed vectorised.
+
+    Raises:
+        RequestTooLarge: more than ``max_batch`` boards.
+    """
+    if len(boards) > max_batch:
+        raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
+                              "are accepted", field="boards")
+    loaded = _pick(registry, game, model, client_id)
+    parsed = parse_boards(loaded.model.game, boards)
+    values = np.round(loaded.model.move_values(parsed).astype(np.float64),
+                      VALUE_DECIMALS).astype(np.float64)
+    best, value = best_moves(values)
+    to_move = ["X" if b.x.bit_count() == b.o.bit_count() else "O" for b in parsed]
+    return BatchAnswer(loaded.model.game, loaded.version, to_move, value, best,
+                       values if include_move_values else None)
+
+
+def _pick(registry: Registry, game: str, model: str, client_id: str) -> Loaded:
+    state = registry.served(_text(game, "game", required=True))
+    return registry.pick(state, _text(model, "model"), _text(client_id, "client_id"))
+
+
+def _text(value: object, field: str, *, required: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequest(f"must be text, got {type(value).__name__}", field=field)
+    if required and not value.strip():
+        raise InvalidRequest("must not be empty", field=field)
+    if len(value) > MAX_TEXT and field != "board":
+        raise InvalidRequest(f"is {len(value)} characters long; at most {MAX_TEXT} are "
+                             "accepted", field=field)
+    return value.strip() if field != "board" else value
+
+
+# -- games and models --------------------------------------------------------------------
+
+def list_games(registry: Registry) -> list[GameSummary]:
+    """Every served game with the aliases this server follows."""
+    return [_summary(registry.served(name)) for name in registry.games]
+
+
+def _summary(state: Served) -> GameSummary:
+    return GameSummary(state.game, dict(state.aliases), state.canary_weight,
+                       sorted(state.models), state.ready)
+
+
+def list_models(registry: Registry, *, game: str) -> ModelListing:
+    """A game's stored versions, oldest first; only the versions held here when the store
+    is down (and :class:`Unavailable` if that is none)."""
+    state = registry.served(_text(game, "game", required=True))
+    name = state.game.name
+    try:
+        _require_store(registry)
+        records = registry.store.versions(game=name)
+        rollout = registry.store.rollout(game=name)
+        aliases, weight = dict(rollout.aliases), rollout.canary_weight
+    except StoreUnavailable:
+        if not state.models:
+            raise
+        records = [m.record for m in state.models.values() if m.record is not None]
+        aliases, weight = dict(state.aliases), state.canary_weight
+    versions = [_model_summary(state, r.version, r, aliases) for r in records]
+    return ModelListing(name, versions, aliases, weight)
+
+
+def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:
+    """One version's metadata; ``version`` is a number or an alias."""
+    state = registry.served(_text(game, "game", required=True))
+    ref = _text(version, "version", required=True)
+    name = state.game.name
+    try:
+        _require_store(registry)
+        number = int(ref) if ref.isdigit() else registry.store.resolve(game=name, ref=ref)
+        record = registry.store.version(game=name, version=number) if number else None
+        aliases = dict(registry.store.rollout(game=name).aliases)
+    except StoreUnavailable:
+        number = int(ref) if ref.isdigit() else state.aliases.get(ref)
+        held = state.models.get(number) if number is not None else None
+        if held is None:
+            raise
+        record, aliases = held.record, dict(state.aliases)
+    if number is None or record is None:
+        raise UnknownModel(f"{name} has no version or alias {ref!r}", field="version")
+    return _model_summary(state, number, record, aliases)
+
+
+def _require_store(registry: Registry) -> None:
+    """Fail fast to the held copy while the follower knows the store is down."""
+    if not registry.store_up:
+        raise StoreUnavailable("the store is unreachable")
+
+
+def _model_summary(state: Served, version: int, record: VersionRecord | None,
+                   aliases: dict[str, int]) -> ModelSummary:
+    names = sorted(alias for alias, v in aliases.items() if v == version)
+    return ModelSummary(state.game.name, version, record, names, version in state.models)
+
+
+# -- admin -------------------------------------------------------------------------------
+
+def set_alias(registry: Registry, *, game: str, alias: str, version: object,
+              by: str) -> AliasChange:
+    """Point ``alias`` at ``version`` in the store; every server follows within a second."""
+    state = registry.served(_text(game, "game", required=True))
+    if not _ALIAS.fullmatch(alias):
+        raise InvalidRequest("must be 1-32 lowercase letters, digits, '-' or '_', starting "
+                             "with a letter", field="alias")
+    number = _version_number(version)
+    try:
+        change = registry.store.set_alias(game=state.game.name, alias=alias, version=number,
+                                          by=by)
+    except UnknownVersion as e:
+        raise UnknownModel(f"{state.game.name} has no version {number}",
+                           field="version") from e
+    registry.wake()
+    return change
+
+
+def set_canary(registry: Registry, *, game: str, version: object, weight: object,
+               by: str) -> None:
+    """Set the canary's version (``None`` keeps it) and its share of traffic, 0-100."""
+    state = registry.served(_text(game, "game", required=True))
+    number = None if version is None else _version_number(version)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100:
+        raise InvalidRequest(f"must be a whole number of percent from 0 to 100, got "
+                             f"{json.dumps(weight, default=str)[:40]}", field="weight")
+    try:
+        registry.store.set_canary(game=state.game.name, version=number, weight=weight, by=by)
+    except UnknownVersion as e:
+        raise UnknownModel(f"{state.game.name} has no version {number}",
+                           field="version") from e
+    registry.wake()
+
+
+def _version_number(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"must be a version number (1 or more), got "
+                             f"{json.dumps(value, default=str)[:40]}", field="version")
+    return value

@@ -1,0 +1,198 @@
+"""The gRPC edge: servicers that translate protobuf to core calls and map errors once.
+
+Also registers ``grpc.health.v1.Health`` (the overall status "" and each service follow
+readiness) and server reflection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from gameai.games import GameError
+from gameai.store import StoreError
+from service import core
+from service.errors import ServiceError, classify
+from service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
+from service.runtime import Runtime
+
+T = TypeVar("T")
+SERVICE_NAMES = (
+    move_pb2.DESCRIPTOR.services_by_name["MoveService"].full_name,
+    models_pb2.DESCRIPTOR.services_by_name["ModelService"].full_name,
+)
+_HANDLED = (ServiceError, GameError, StoreError)
+
+
+class _Edge:
+    """Counting, timing and error mapping shared by the servicers."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.registry = runtime.registry
+        self.metrics = runtime.metrics
+        self.games = set(runtime.registry.games)
+        self.inflight = runtime.metrics.inflight.labels("grpc")
+
+    async def call(self, method: str, game: str, context: grpc.aio.ServicerContext,
+                   work: Callable[[], tuple[T, int | None]], *, blocking: bool = False) -> T:
+        """Run ``work`` (in a thread when it talks to the store), count it, map errors."""
+        started = time.perf_counter()
+        self.inflight.inc()
+        code, version = "OK", None
+        try:
+            result, version = await asyncio.to_thread(work) if blocking else work()
+            return result
+        except _HANDLED as e:
+            status = classify(e)
+            if status is None:
+                code = "INTERNAL"
+                raise
+            code = status.code_name
+            context.set_trailing_metadata((("gameai-field", status.field),))
+            await context.abort(status.grpc, status.message)
+            raise  # abort raises; this line only satisfies the type checker
+        except BaseException as e:
+            if code == "OK" and not isinstance(e, grpc.aio.AbortError):
+                code = "INTERNAL"
+            raise
+        finally:
+            self.inflight.dec()
+            self.metrics.observe("grpc", method, game if game in self.games else "", version,
+                                 code, time.perf_counter() - started)
+
+
+class MoveServicer(move_pb2_grpc.MoveServiceServicer):
+    def __init__(self, edge: _Edge) -> None:
+        self.edge = edge
+
+    async def BestMove(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, int]:
+            a = core.best_move(self.edge.registry, game=request.game, board=request.board,
+                               model=request.model, client_id=request.client_id)
+            m = a.move
+            return move_pb2.BestMoveResponse(
+                game=a.game, model_version=a.version, value=a.value,
+                move=move_pb2.Move(row=m.row, col=m.col, index=m.index)), a.version
+        return await self.edge.call("BestMove", request.game, context, work)
+
+    async def Evaluate(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, int]:
+            a = core.evaluate(self.edge.registry, game=request.game, board=request.board,
+                              model=request.model, client_id=request.client_id)
+            e = a.evaluation
+            moves = [move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value)
+                     for m in e.moves]
+            return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
+                                             to_move=e.to_move, value=e.value,
+                                             moves=moves), a.version
+        return await self.edge.call("Evaluate", request.game, context, work)
+
+    async def EvaluateBatch(self, request: Any, context: Any) -> Any:
+        settings = self.edge.runtime.settings
+
+        def work() -> tuple[Any, int]:
+            a = core.evaluate_batch(self.edge.registry, game=request.game,
+                                    boards=request.boards, model=request.model,
+                                    client_id=request.client_id, max_batch=settings.max_batch,
+                                    include_move_values=request.include_move_values)
+            cols = a.game.cols
+            Move, Position = move_pb2.Move, move_pb2.PositionValue
+            results = [Position(to_move=t, value=v, move=Move(row=b // cols, col=b % cols,
+                                                               index=b))
+                       for t, v, b in zip(a.to_move, a.values.tolist(), a.best.tolist(),
+                                          strict=True)]
+            if a.move_values is not None:
+                for result, row in zip(results, a.move_values.tolist(), strict=True):
+                    result.move_values.extend(row)
+            return move_pb2.EvaluateBatchResponse(game=a.game.name, model_version=a.version,
+                                                  results=results), a.version
+        return await self.edge.call("EvaluateBatch", request.game, context, work)
+
+
+class ModelServicer(models_pb2_grpc.ModelServiceServicer):
+    def __init__(self, edge: _Edge) -> None:
+        self.edge = edge
+
+    async def ListGames(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, None]:
+            games = [models_pb2.GameInfo(
+                name=s.game.name, rows=s.game.rows, cols=s.game.cols, k=s.game.k,
+                gravity=s.game.gravity, aliases=s.aliases, canary_weight=s.canary_weight,
+                loaded_versions=s.loaded_versions, ready=s.ready)
+                for s in core.list_games(self.edge.registry)]
+            return models_pb2.ListGamesResponse(games=games), None
+        return await self.edge.call("ListGames", "", context, work)
+
+    async def ListModels(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, None]:
+            listing = core.list_models(self.edge.registry, game=request.game)
+            return models_pb2.ListModelsResponse(
+                game=listing.game, aliases=listing.aliases, canary_weight=listing.canary_weight,
+                versions=[_version_pb(v) for v in listing.versions]), None
+        return await self.edge.call("ListModels", request.game, context, work, blocking=True)
+
+    async def GetModel(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, int]:
+            summary = core.get_model(self.edge.registry, game=request.game,
+                                     version=request.version)
+            return _version_pb(summary), summary.version
+        return await self.edge.call("GetModel", request.game, context, work, blocking=True)
+
+
+def _version_pb(summary: core.ModelSummary) -> Any:
+    data = summary.to_json()
+    return models_pb2.ModelVersion(
+        game=summary.game, version=summary.version, sha256=data.get("sha256", ""),
+        size=data.get("size", 0), kind=data.get("kind", ""),
+        algorithm=data.get("algorithm", ""), games_played=data.get("games_played") or 0,
+        created_at=data.get("created_at") or "", published_at=data.get("published_at", ""),
+        published_by=data.get("published_by", ""),
+        parent_version=data.get("parent_version") or 0, aliases=summary.aliases,
+        evaluation_json=json.dumps(data.get("evaluation", {}), default=_finite),
+        params_json=json.dumps(data.get("params", {}), default=str), loaded=summary.loaded)
+
+
+def _finite(value: object) -> object:
+    return str(value) if not isinstance(value, float) or math.isfinite(value) else None
+
+
+def build_server(runtime: Runtime, *, host: str, port: int,
+                 ) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
+    """The gRPC server with both services, health and reflection, bound (not started).
+
+    Returns:
+        The server, the port it bound (useful with port 0) and its health servicer.
+    """
+    options = [
+        ("grpc.max_receive_message_length", runtime.settings.max_body_bytes),
+        ("grpc.so_reuseport", 1 if runtime.settings.workers > 1 else 0),
+    ]
+    server = grpc.aio.server(options=options)
+    edge = _Edge(runtime)
+    move_pb2_grpc.add_MoveServiceServicer_to_server(MoveServicer(edge), server)
+    models_pb2_grpc.add_ModelServiceServicer_to_server(ModelServicer(edge), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot bind gRPC to {host}:{port}")
+    return server, bound, health_servicer
+
+
+async def set_health(servicer: health.aio.HealthServicer, *, serving: bool) -> None:
+    """The overall status and each service's: SERVING while ready."""
+    status = (health_pb2.HealthCheckResponse.SERVING if serving
+              else health_pb2.HealthCheckResponse.NOT_SERVING)
+    for name in ("", *SERVICE_NAMES):
+        await servicer.set(name, status)

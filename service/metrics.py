@@ -1,0 +1,56 @@
+"""The server's Prometheus metrics, named exactly as ``docs/contracts.md`` lists them.
+
+Everything is created on a registry passed in (a fresh ``CollectorRegistry`` in tests, so
+they read samples back without seeing other tests' traffic).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+           0.5, 1.0, 2.5)
+EVALUATION_METRICS = ("optimal_move_rate", "losses_as_x", "losses_as_o")
+
+
+class Metrics:
+    """The server's metric objects, all on ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "gameai_requests", "Requests answered, by transport, method, game, answering "
+            "model version and status code.", ["transport", "method", "game", "version", "code"],
+            registry=r)
+        self.duration = Histogram(
+            "gameai_request_duration_seconds", "Request latency in seconds.",
+            ["transport", "method"], buckets=BUCKETS, registry=r)
+        self.inflight = Gauge("gameai_inflight_requests", "Requests being served.",
+                              ["transport"], registry=r)
+        self.alias_version = Gauge("gameai_alias_version",
+                                   "The version each alias serves on this server.",
+                                   ["game", "alias"], registry=r)
+        self.canary_weight = Gauge("gameai_canary_weight",
+                                   "Percent of traffic sent to the canary alias.", ["game"],
+                                   registry=r)
+        self.model_evaluation = Gauge(
+            "gameai_model_evaluation", "The serving versions' evaluation figures.",
+            ["game", "alias", "metric"], registry=r)
+        self.model_loads = Counter("gameai_model_loads", "Model load attempts by result "
+                                   "(ok, corrupt, missing, error).", ["game", "result"],
+                                   registry=r)
+        self.models_loaded = Gauge("gameai_models_loaded", "Versions held in memory.",
+                                   ["game"], registry=r)
+        self.store_up = Gauge("gameai_store_up", "1 while the store answers, 0 while it does "
+                              "not.", registry=r)
+        self.store_reconnects = Counter("gameai_store_reconnects",
+                                        "Reconnections to the store.", registry=r)
+        self.ready = Gauge("gameai_ready", "1 when /readyz would answer 200.", registry=r)
+
+    def observe(self, transport: str, method: str, game: str, version: int | None, code: str,
+                seconds: float) -> None:
+        """Count one answered request and its latency."""
+        self.requests.labels(transport, method, game, "" if version is None else str(version),
+                             code).inc()
+        self.duration.labels(transport, method).observe(seconds)

@@ -1,0 +1,369 @@
+"""The models this server holds: loaded, verified and warmed off the request path.
+
+A background thread follows the store: pub/sub events wake it at once, a cheap poll of the
+store's change counter is the fallback. For each served game it reads the rollout, loads
+any aliased version it does not hold (verify, then warm), and swaps in a new immutable
+:class:`Served` snapshot with one assignment, so a request sees either the old state or
+the new one, never a mix. The production version before a switch stays loaded for
+rollback.
+
+When the store is unreachable, or comes back having forgotten an alias or a version, the
+registry keeps serving what it holds and says so in :meth:`Registry.readiness` and the
+metrics; it reconnects by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gameai.games import Board, Game, GameError, get_game
+from gameai.models import CorruptModel, Evaluation, Model, MoveValue
+from gameai.store import ModelStore, StoreError, UnknownVersion, VersionRecord, choose_version
+from service.errors import Unavailable, UnknownModel
+from service.metrics import EVALUATION_METRICS, Metrics
+
+log = logging.getLogger("gameai.service")
+
+ANSWER_CACHE_SIZE = 100_000  # per version; a tictactoe model has 4,520 live positions
+VALUE_DECIMALS = 6
+PINNED_VERSIONS = 4  # versions asked for by number (not aliased) kept per game
+
+
+class Loaded:
+    """One verified, warmed model version and a bounded cache of its answers.
+
+    Versions are immutable, so an answer cached under the board text is exact for as
+    long as the version lives.
+    """
+
+    def __init__(self, version: int, model: Model, record: VersionRecord | None) -> None:
+        self.version = version
+        self.model = model
+        self.record = record
+        self._answers: dict[str, Evaluation] = {}
+
+    def evaluate(self, board: str) -> Evaluation:
+        """The evaluation of ``board`` (text). Raises the game core's errors."""
+        hit = self._answers.get(board)
+        if hit is not None:
+            return hit
+        evaluation = _rounded(self.model.evaluate(Board.parse(self.model.game, board)))
+        if len(self._answers) < ANSWER_CACHE_SIZE:
+            self._answers[board] = evaluation
+        return evaluation
+
+    def warm(self) -> None:
+        """Run each query path once (numba compiles, numpy allocates) before serving."""
+        empty = Board.empty(self.model.game)
+        self.model.evaluate(empty)
+        self.model.move_values([empty, empty])
+
+
+def _rounded(evaluation: Evaluation) -> Evaluation:
+    """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
+    otherwise show in every answer."""
+    moves = tuple(MoveValue(m.index, m.row, m.col, round(m.value, VALUE_DECIMALS))
+                  for m in evaluation.moves)
+    return Evaluation(evaluation.to_move, round(evaluation.value, VALUE_DECIMALS), moves)
+
+
+@dataclass(frozen=True)
+class Served:
+    """One game's serving state, replaced whole on every change."""
+
+    game: Game
+    aliases: Mapping[str, int] = field(default_factory=dict)
+    canary_weight: int = 0
+    models: Mapping[int, Loaded] = field(default_factory=dict)
+    previous: int | None = None  # the production version before the last switch
+    problems: tuple[str, ...] = ()  # what the store says that this server could not follow
+
+    @property
+    def ready(self) -> bool:
+        production = self.aliases.get("production")
+        return production is not None and production in self.models
+
+
+class Registry:
+    """Every served game's models, kept in step with the store.
+
+    Args:
+        store: the model store (``None`` until connected: the server then answers 503).
+        games: names of the games to serve.
+        metrics: where loads, aliases and store health are reported.
+        poll_seconds: the change counter's poll period, the fallback to pub/sub.
+        rng: draws canary buckets for requests without a client id.
+    """
+
+    def __init__(self, store: ModelStore, games: tuple[str, ...], metrics: Metrics, *,
+                 poll_seconds: float = 1.0, rng: random.Random | None = None) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.poll_seconds = poll_seconds
+        self._rng = rng or random.Random()
+        self._served: dict[str, Served] = {g.name: Served(g) for g in map(get_game, games)}
+        self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()  # one refresh or pinned load at a time
+        self._thread: threading.Thread | None = None
+        self._subscription: Any = None
+        self._counter: int | None = None
+        self._first_done = threading.Event()
+        self._ever_up = False
+        self.store_up = False
+        self._set_store_up(False)
+
+    # -- the request path ---------------------------------------------------------------
+
+    @property
+    def games(self) -> list[str]:
+        return list(self._served)
+
+    def served(self, name: str) -> Served:
+        """The state of a served game, by any of its names.
+
+        Raises:
+            UnknownGame, UnknownModel (a game this server does not serve).
+        """
+        state = self._served.get(name)
+        if state is None:
+            game = get_game(name)  # raises UnknownGame for names that are no game
+            state = self._served.get(game.name)
+            if state is None:
+                raise UnknownModel(f"game {game.name!r} is not served here; served games: "
+                                   f"{', '.join(self._served)}", field="game")
+        return state
+
+    def pick(self, state: Served, ref: str, client_id: str) -> Loaded:
+        """The version that answers: ``""`` or ``"production"`` for the production track,
+        of which the canary takes its share (sticky per ``client_id``); another alias or
+        a version number for exactly that version.
+
+        Raises:
+            UnknownModel: no such alias or version.
+            Unavailable: the store is down and the version is not held here.
+        """
+        if not ref or ref == "production":
+            if not client_id and state.canary_weight:
+                client_id = f"anonymous-{self._rng.random()}"
+            version = choose_version(
+                game=state.game.name, client_id=client_id,
+                production=state.aliases.get("production"), canary=state.aliases.get("canary"),
+                weight=state.canary_weight, loaded=state.models)
+            if version is None:
+                raise self._missing(state, "no production model")
+            return state.models[version]
+        if ref.isdigit():
+            version = int(ref)
+            held = state.models.get(version) or self._pinned[state.game.name].get(version)
+            return held if held is not None else self._load_pinned(state.game, version)
+        version_of_alias = state.aliases.get(ref)
+        if version_of_alias is None:
+            known = ", ".join(sorted(state.aliases)) or "none"
+            raise self._missing(state, f"no alias {ref!r} (aliases: {known})")
+        return state.models[version_of_alias]
+
+    def _missing(self, state: Served, what: str) -> Exception:
+        if not self.store_up:
+            return Unavailable(f"{what} of {state.game.name} is held here and the store is "
+                               f"unreachable", field="model")
+        return UnknownModel(f"{state.game.name} has {what}", field="model")
+
+    def _load_pinned(self, game: Game, version: int) -> Loaded:
+        if not self.store_up:
+            raise Unavailable(f"version {version} of {game.name} is not held here and the "
+                              "store is unreachable", field="model")
+        with self._lock:
+            pinned = self._pinned[game.name]
+            if version in pinned:
+                return pinned[version]
+            loaded = self._load(game, version)
+            if loaded is None:
+                raise UnknownModel(f"{game.name} has no version {version}", field="model")
+            pinned[version] = loaded
+            while len(pinned) > PINNED_VERSIONS:
+                pinned.popitem(last=False)
+            self._count_loaded(game.name)
+            return loaded
+
+    # -- readiness ----------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return all(state.ready for state in self._served.values())
+
+    def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` shows: per game the served aliases and any problem."""
+        games = {
+            name: {"ready": state.ready, "aliases": dict(state.aliases),
+                   "canary_weight": state.canary_weight,
+                   "loaded_versions": sorted(state.models), "problems": list(state.problems)}
+            for name, state in self._served.items()
+        }
+        return {"ready": self.ready, "store": "up" if self.store_up else "down",
+                "degraded": not self.store_up or any(g["problems"] for g in games.values()),
+                "games": games}
+
+    # -- following the store ------------------------------------------------------------
+
+    def start(self, *, wait_seconds: float = 5.0) -> None:
+        """Load what the store names now (up to ``wait_seconds``), then follow it."""
+        self._thread = threading.Thread(target=self._run, name="gameai-registry", daemon=True)
+        self._thread.start()
+        self._wake.set()
+        self._first_done.wait(wait_seconds)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._close_subscription()
+
+    def wake(self) -> None:
+        """Ask the follower to check the store now (after an admin change)."""
+        self._wake.set()
+
+    def refresh(self) -> None:
+        """Bring every game in step with the store now (raises ``StoreError`` if down)."""
+        with self._lock:
+            for name in self._served:
+                self._refresh_game(name)
+        self._update_ready()
+
+    def _run(self) -> None:
+        backoff = self.poll_seconds
+        while not self._stop.is_set():
+            self._wake.wait(timeout=backoff)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                self._follow()
+                backoff = self.poll_seconds
+            except (StoreError, OSError, ConnectionError) as e:
+                self._mark_down(e)
+                backoff = min(max(backoff * 2, 0.1), 5.0, max(self.poll_seconds, 0.1) * 5)
+            except Exception:  # a bug must not stop the follower; log and keep going
+                log.exception("registry refresh failed")
+            finally:
+                self._first_done.set()
+
+    def _follow(self) -> None:
+        if not self.store_up:
+            self.store.ping()
+            if self._ever_up:
+                self.metrics.store_reconnects.inc()
+            self._ever_up = True
+            self._set_store_up(True)
+            self._counter = None
+        if self._subscription is None:
+            self._subscription = self.store.subscribe(self._on_event)
+        counter = self.store.counter()
+        if counter != self._counter:
+            self.refresh()
+            self._counter = counter
+
+    def _on_event(self, event: Mapping[str, Any]) -> None:
+        self._wake.set()
+
+    def _mark_down(self, error: BaseException) -> None:
+        if self.store_up:
+            log.warning("store unreachable, serving the versions held: %s", error)
+        self._set_store_up(False)
+        self._update_ready()
+
+    def _close_subscription(self) -> None:
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.close()
+
+    def _set_store_up(self, up: bool) -> None:
+        self.store_up = up
+        self.metrics.store_up.set(1 if up else 0)
+
+    def _refresh_game(self, name: str) -> None:
+        state = self._served[name]
+        rollout = self.store.rollout(game=name)
+        models = dict(state.models)
+        aliases: dict[str, int] = {}
+        problems = []
+        for alias, version in sorted(rollout.aliases.items()):
+            if version not in models:
+                loaded = self._load(state.game, version)
+                if loaded is None:
+                    problems.append(f"alias {alias} -> version {version} could not be loaded")
+                    continue
+                models[version] = loaded
+            aliases[alias] = version
+        for alias, version in state.aliases.items():
+            if alias not in aliases and alias not in rollout.aliases:
+                problems.append(f"alias {alias} is missing from the store; still serving "
+                                f"version {version}")
+                aliases[alias] = version
+            elif alias not in aliases:
+                aliases[alias] = version  # its new target failed to load: keep the old one
+        previous = state.previous
+        old_production, new_production = state.aliases.get("production"), aliases.get("production")
+        if old_production is not None and old_production != new_production:
+            previous = old_production
+        keep = set(aliases.values()) | ({previous} if previous is not None else set())
+        models = {v: m for v, m in models.items() if v in keep}
+        weight = rollout.canary_weight if "canary" in aliases else 0
+        self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
+                                     models=models, previous=previous, problems=tuple(problems))
+        self._report(self._served[name])
+
+    def _load(self, game: Game, version: int) -> Loaded | None:
+        """Load, verify and warm one version; ``None`` (and a counted failure) if it cannot
+        be used. A store outage propagates: it is not the version's fault."""
+        try:
+            model = self.store.load(game=game.name, version=version)
+            if model.game is not game:
+                raise CorruptModel(f"version {version} plays {model.game.name}, not {game.name}")
+            record = self.store.version(game=game.name, version=version)
+            loaded = Loaded(version, model, record)
+            loaded.warm()
+        except UnknownVersion:
+            return self._failed(game, version, "missing", "the store has no such version")
+        except CorruptModel as e:
+            return self._failed(game, version, "corrupt", str(e))
+        except GameError as e:
+            return self._failed(game, version, "error", str(e))
+        self.metrics.model_loads.labels(game.name, "ok").inc()
+        log.info("loaded %s version %d (%s)", game.name, version, model.kind)
+        return loaded
+
+    def _failed(self, game: Game, version: int, result: str, why: str) -> Loaded | None:
+        self.metrics.model_loads.labels(game.name, result).inc()
+        log.warning("cannot load %s version %d: %s", game.name, version, why)
+        return None
+
+    def _report(self, state: Served) -> None:
+        name = state.game.name
+        for alias, version in state.aliases.items():
+            self.metrics.alias_version.labels(name, alias).set(version)
+            record = state.models[version].record
+            evaluation = record.evaluation if record is not None else {}
+            for metric in EVALUATION_METRICS:
+                value = evaluation.get(metric)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    self.metrics.model_evaluation.labels(name, alias, metric).set(value)
+        self.metrics.canary_weight.labels(name).set(state.canary_weight)
+        self._count_loaded(name)
+
+    def _count_loaded(self, name: str) -> None:
+        state = self._served[name]
+        extra = set(self._pinned[name]) - set(state.models)
+        self.metrics.models_loaded.labels(name).set(len(state.models) + len(extra))
+
+    def _update_ready(self) -> None:
+        self.metrics.ready.set(1 if self.ready else 0)
+

@@ -1,0 +1,312 @@
+"""The REST edge (FastAPI): JSON in, a core call, JSON out, errors mapped once.
+
+Move handlers are ``async`` and call the core directly: an answer takes microseconds, so a
+thread hop would cost more than it saves. Handlers that talk to the store run in a thread,
+so a slow store never holds up the moves. Responses are built as ``JSONResponse`` so
+FastAPI does not re-validate what the core returned; the declared models still document
+the API at ``/docs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, Field
+
+from gameai.games import GameError
+from gameai.store import StoreError
+from service import core
+from service.errors import RequestTooLarge, ServiceError, Unauthenticated, classify
+from service.runtime import Runtime
+
+WEB_DIR = Path(__file__).parent / "web"
+
+
+class MoveRequest(BaseModel):
+    board: str = Field(examples=["X--|-O-|---"])
+    model: str = Field("", description="alias or version number; empty or 'production' "
+                       "means the production track with its canary share")
+    client_id: str = Field("", description="keys the sticky canary split")
+
+
+class BatchRequest(BaseModel):
+    boards: list[str]
+    model: str = ""
+    client_id: str = ""
+    include_move_values: bool = False
+
+
+class AliasRequest(BaseModel):
+    version: int
+
+
+class CanaryRequest(BaseModel):
+    version: int | None = None
+    weight: int
+
+
+class MoveOut(BaseModel):
+    row: int
+    col: int
+    index: int
+
+
+class MoveValueOut(MoveOut):
+    value: float
+
+
+class BestMoveOut(BaseModel):
+    game: str
+    model_version: int
+    move: MoveOut
+    value: float
+
+
+class EvaluateOut(BaseModel):
+    game: str
+    model_version: int
+    to_move: str
+    value: float
+    moves: list[MoveValueOut]
+
+
+def create_app(runtime: Runtime) -> FastAPI:
+    """The REST application over ``runtime`` (registry, metrics, settings, drain state)."""
+    app = FastAPI(title="gameai move server", version="1",
+                  description="Best moves and position values for m,n,k games. "
+                  "The same API over gRPC: proto/gameai/v1.")
+    registry, settings = runtime.registry, runtime.settings
+
+    def answer(request: Request, method: str, game: str, body: dict[str, Any],
+               version: int | None) -> JSONResponse:
+        request.scope["gameai"] = (method, game, version)
+        return JSONResponse(body)
+
+    @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"])
+    async def best_move(game: str, body: MoveRequest, request: Request) -> Response:
+        request.scope["gameai"] = ("BestMove", game, None)
+        a = core.best_move(registry, game=game, board=body.board, model=body.model,
+                           client_id=body.client_id)
+        m = a.move
+        return answer(request, "BestMove", a.game, {
+            "game": a.game, "model_version": a.version,
+            "move": {"row": m.row, "col": m.col, "index": m.index}, "value": a.value},
+            a.version)
+
+    @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"])
+    async def evaluate(game: str, body: MoveRequest, request: Request) -> Response:
+        request.scope["gameai"] = ("Evaluate", game, None)
+        a = core.evaluate(registry, game=game, board=body.board, model=body.model,
+                          client_id=body.client_id)
+        e = a.evaluation
+        return answer(request, "Evaluate", a.game, {
+            "game": a.game, "model_version": a.version, "to_move": e.to_move, "value": e.value,
+            "moves": [{"row": m.row, "col": m.col, "index": m.index, "value": m.value}
+                      for m in e.moves]}, a.version)
+
+    @app.post("/v1/games/{game}/evaluate-batch", tags=["moves"])
+    async def evaluate_batch(game: str, body: BatchRequest, request: Request) -> Response:
+        request.scope["gameai"] = ("EvaluateBatch", game, None)
+        a = core.evaluate_batch(registry, game=game, boards=body.boards, model=body.model,
+                                client_id=body.client_id, max_batch=settings.max_batch,
+                                include_move_values=body.include_move_values)
+        cols = a.game.cols
+        results: list[dict[str, Any]] = [
+            {"to_move": t, "value": v, "move": {"row": b // cols, "col": b % cols, "index": b}}
+            for t, v, b in zip(a.to_move, a.values.tolist(), a.best.tolist(), strict=True)]
+        if a.move_values is not None:
+            for result, row in zip(results, a.move_values.tolist(), strict=True):
+                result["move_values"] = [None if x != x else x for x in row]
+        return answer(request, "EvaluateBatch", a.game.name, {
+            "game": a.game.name, "model_version": a.version, "results": results}, a.version)
+
+    @app.get("/v1/games", tags=["models"])
+    async def list_games(request: Request) -> Response:
+        games = [{"name": s.game.name, "rows": s.game.rows, "cols": s.game.cols,
+                  "k": s.game.k, "gravity": s.game.gravity, "aliases": s.aliases,
+                  "canary_weight": s.canary_weight, "loaded_versions": s.loaded_versions,
+                  "ready": s.ready} for s in core.list_games(registry)]
+        return answer(request, "ListGames", "", {"games": games}, None)
+
+    @app.get("/v1/games/{game}/models", tags=["models"])
+    async def list_models(game: str, request: Request) -> Response:
+        request.scope["gameai"] = ("ListModels", game, None)
+        listing = await asyncio.to_thread(core.list_models, registry, game=game)
+        return answer(request, "ListModels", listing.game, {
+            "game": listing.game, "aliases": listing.aliases,
+            "canary_weight": listing.canary_weight,
+            "versions": [v.to_json() for v in listing.versions]}, None)
+
+    @app.get("/v1/games/{game}/models/{version}", tags=["models"])
+    async def get_model(game: str, version: str, request: Request) -> Response:
+        request.scope["gameai"] = ("GetModel", game, None)
+        summary = await asyncio.to_thread(core.get_model, registry, game=game, version=version)
+        return answer(request, "GetModel", summary.game, summary.to_json(), summary.version)
+
+    if settings.admin_token is not None:
+        _add_admin_routes(app, runtime, settings.admin_token, answer)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> Response:
+        return PlainTextResponse("ok")
+
+    @app.get("/readyz", tags=["health"])
+    async def readyz() -> Response:
+        report = registry.readiness()
+        report["draining"] = runtime.draining
+        ok = report["ready"] and not runtime.draining
+        runtime.metrics.ready.set(1 if ok else 0)
+        return JSONResponse(report, status_code=200 if ok else 503)
+
+    @app.get("/metrics", tags=["health"])
+    async def metrics() -> Response:
+        return Response(generate_latest(runtime.metrics.registry),
+                        media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> Response:
+        return FileResponse(WEB_DIR / "index.html")
+
+    app.mount("/web", StaticFiles(directory=WEB_DIR), name="web")
+    _add_error_handlers(app)
+    app.add_middleware(RequestMetrics, runtime=runtime)
+    return app
+
+
+def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
+                      answer: Callable[..., JSONResponse]) -> None:
+    expected = f"Bearer {token}".encode()
+
+    def require_token(authorization: Annotated[str, Header()] = "") -> None:
+        if not hmac.compare_digest(authorization.encode(), expected):
+            raise Unauthenticated("a valid 'Authorization: Bearer <token>' header is required",
+                                  field="authorization")
+
+    admin = [Depends(require_token)]
+
+    @app.put("/v1/games/{game}/aliases/{alias}", tags=["admin"], dependencies=admin)
+    async def set_alias(game: str, alias: str, body: AliasRequest, request: Request) -> Response:
+        request.scope["gameai"] = ("SetAlias", game, None)
+        change = await asyncio.to_thread(core.set_alias, runtime.registry, game=game,
+                                         alias=alias, version=body.version, by=_who(request))
+        return answer(request, "SetAlias", change.game, change.to_json(), change.to_version)
+
+    @app.put("/v1/games/{game}/canary", tags=["admin"], dependencies=admin)
+    async def set_canary(game: str, body: CanaryRequest, request: Request) -> Response:
+        request.scope["gameai"] = ("SetCanary", game, None)
+        await asyncio.to_thread(core.set_canary, runtime.registry, game=game,
+                                version=body.version, weight=body.weight, by=_who(request))
+        return answer(request, "SetCanary", game, {"game": game, "version": body.version,
+                                                     "weight": body.weight}, body.version)
+
+
+def _who(request: Request) -> str:
+    host = request.client.host if request.client else "unknown"
+    return f"rest-admin@{host}"
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    async def mapped(request: Request, exc: Exception) -> Response:
+        status = classify(exc)
+        if status is None:  # not caused by the request: let it be a 500 and be logged
+            raise exc
+        headers = {"WWW-Authenticate": "Bearer"} if status.http == 401 else None
+        return JSONResponse(status.to_json(), status_code=status.http, headers=headers)
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        loc = [str(part) for part in first.get("loc", ()) if part != "body"]
+        field = "body" if first.get("type") == "json_invalid" else ".".join(loc) or "body"
+        message = str(first.get("msg", "invalid"))
+        body = {"error": {"status": 422, "code": "INVALID_ARGUMENT", "field": field,
+                          "message": f"{field}: {message}"}}
+        return JSONResponse(body, status_code=422)
+
+    for kind in (ServiceError, GameError, StoreError):
+        app.add_exception_handler(kind, mapped)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class RequestMetrics:
+    """Pure ASGI middleware: counts and times ``/v1/`` requests, refuses oversized bodies.
+
+    A plain ASGI wrapper rather than ``BaseHTTPMiddleware``, which costs a task per request.
+    """
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
+                 runtime: Runtime) -> None:
+        self.app = app
+        self.metrics = runtime.metrics
+        self.limit = runtime.settings.max_body_bytes
+        self.games = set(runtime.registry.games)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [500]
+        inflight = self.metrics.inflight.labels("rest")
+        inflight.inc()
+
+        async def send_status(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            if self._too_large(scope):
+                await _refuse_too_large(scope, send_status, self.limit)
+            else:
+                await self.app(scope, self._limited(receive), send_status)
+        finally:
+            inflight.dec()
+            method, game, version = scope.get("gameai", ("", "", None))
+            game = game if game in self.games else ""
+            self.metrics.observe("rest", method or "unknown", game, version, str(status[0]),
+                                 time.perf_counter() - started)
+
+    def _too_large(self, scope: Scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                return not value.isdigit() or int(value) > self.limit
+        return False
+
+    def _limited(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def limited() -> MutableMapping[str, Any]:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise RequestTooLarge(f"the request body is over {self.limit} bytes",
+                                      field="body")
+            return message
+        return limited
+
+
+async def _refuse_too_large(scope: Scope, send: Send, limit: int) -> None:
+    status = classify(RequestTooLarge(f"the request body is over {limit} bytes", field="body"))
+    assert status is not None
+    response = JSONResponse(status.to_json(), status_code=status.http,
+                            headers={"Connection": "close"})
+    async def nothing() -> MutableMapping[str, Any]:
+        return {"type": "http.disconnect"}
+    await response(scope, nothing, send)
