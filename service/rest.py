@@ -271,10 +271,14 @@ class RequestMetrics:
             await send(message)
 
         try:
-            if self._too_large(scope):
+            length = _content_length(scope)
+            body: Receive | None = receive
+            if length is None:  # chunked: read it here, within the limit, and replay it
+                body = await self._buffered(receive)
+            if body is None or (length is not None and length > self.limit):
                 await _refuse_too_large(scope, send_status, self.limit)
             else:
-                await self.app(scope, self._limited(receive), send_status)
+                await self.app(scope, body, send_status)
         finally:
             inflight.dec()
             method, game, version = scope.get("gameai", ("", "", None))
@@ -282,24 +286,35 @@ class RequestMetrics:
             self.metrics.observe("rest", method or "unknown", game, version, str(status[0]),
                                  time.perf_counter() - started)
 
-    def _too_large(self, scope: Scope) -> bool:
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                return not value.isdigit() or int(value) > self.limit
-        return False
-
-    def _limited(self, receive: Receive) -> Receive:
-        seen = 0
-
-        async def limited() -> MutableMapping[str, Any]:
-            nonlocal seen
+    async def _buffered(self, receive: Receive) -> Receive | None:
+        """The whole body read now and replayed, or ``None`` if it exceeds the limit."""
+        chunks, seen, more = [], 0, True
+        while more:
             message = await receive()
-            seen += len(message.get("body", b""))
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
             if seen > self.limit:
-                raise RequestTooLarge(f"the request body is over {self.limit} bytes",
-                                      field="body")
-            return message
-        return limited
+                return None
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return replay
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 1 << 62
+    return None
 
 
 async def _refuse_too_large(scope: Scope, send: Send, limit: int) -> None:

@@ -1,0 +1,47 @@
+"""The error table of the issue, as cases both transports must answer identically."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str  # BestMove, Evaluate or EvaluateBatch
+    game: str
+    body: dict[str, object] = field(default_factory=dict)
+    http: int = 200
+    grpc: str = "OK"
+    field: str = ""
+
+
+ERROR_CASES = [
+    Case("malformed board", "BestMove", "tictactoe", {"board": "X--|-O-"}, 422,
+         "INVALID_ARGUMENT", "board"),
+    Case("bad character", "Evaluate", "tictactoe", {"board": "X--|-Q-|---"}, 422,
+         "INVALID_ARGUMENT", "board"),
+    Case("impossible counts", "BestMove", "tictactoe", {"board": "XXX|---|---"}, 422,
+         "INVALID_ARGUMENT", "board"),
+    Case("two winners", "Evaluate", "tictactoe", {"board": "XXX|OOO|---"}, 422,
+         "INVALID_ARGUMENT", "board"),
+    Case("finished game", "BestMove", "tictactoe", {"board": "XXX|OO-|---"}, 409,
+         "FAILED_PRECONDITION", "board"),
+    Case("draw", "Evaluate", "tictactoe", {"board": "XOX|XOO|OXX"}, 409,
+         "FAILED_PRECONDITION", "board"),
+    Case("unknown game", "BestMove", "chess", {"board": "---|---|---"}, 404, "NOT_FOUND",
+         "game"),
+    Case("game not served", "Evaluate", "four-in-a-row", {"board": "---|---|---"}, 404,
+         "NOT_FOUND", "game"),
+    Case("unknown alias", "BestMove", "tictactoe", {"board": "---|---|---", "model": "beta"},
+         404, "NOT_FOUND", "model"),
+    Case("unknown version", "Evaluate", "tictactoe", {"board": "---|---|---", "model": "99"},
+         404, "NOT_FOUND", "model"),
+    Case("too many boards", "EvaluateBatch", "tictactoe", {"boards": ["---|---|---"] * 11},
+         413, "RESOURCE_EXHAUSTED", "boards"),
+    Case("bad board in a batch", "EvaluateBatch", "tictactoe",
+         {"boards": ["---|---|---", "X"]}, 422, "INVALID_ARGUMENT", "boards[1]"),
+    Case("finished board in a batch", "EvaluateBatch", "tictactoe",
+         {"boards": ["XXX|OO-|---"]}, 409, "FAILED_PRECONDITION", "boards[0]"),
+]
+MAX_BATCH = 10  # the servers of these tests accept 10 boards per batch

@@ -1,0 +1,118 @@
+"""The gRPC API against a real server and a real Redis: answers, every error, health,
+reflection."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from gameai.store import ModelStore
+from service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
+from tests.service.cases import ERROR_CASES, MAX_BATCH, Case
+from tests.service.conftest import RunningServer, settings
+
+REQUESTS = {"BestMove": move_pb2.BestMoveRequest, "Evaluate": move_pb2.EvaluateRequest,
+            "EvaluateBatch": move_pb2.EvaluateBatchRequest}
+
+
+@pytest.fixture(scope="module")
+def server(module_store: ModelStore):
+    running = RunningServer(settings(module_store, max_batch=MAX_BATCH, max_body_bytes=4096),
+                            module_store)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def channel(server: RunningServer):
+    with grpc.insecure_channel(server.grpc) as channel:
+        yield channel
+
+
+@pytest.fixture(scope="module")
+def moves(channel: grpc.Channel) -> move_pb2_grpc.MoveServiceStub:
+    return move_pb2_grpc.MoveServiceStub(channel)
+
+
+def test_best_move_answers_with_the_version(moves) -> None:
+    r = moves.BestMove(move_pb2.BestMoveRequest(game="tictactoe", board="XX-|OO-|---",
+                                                client_id="c1"))
+    assert (r.game, r.model_version) == ("tictactoe", 1)
+    assert (r.move.row, r.move.col, r.move.index) == (0, 2, 2) and r.value > 0.5
+
+
+def test_evaluate_matches_rest_semantics(moves) -> None:
+    r = moves.Evaluate(move_pb2.EvaluateRequest(game="tictactoe", board="XX-|OO-|---"))
+    assert r.to_move == "X" and r.model_version == 1
+    assert r.moves[0].index == 2
+    assert {m.index for m in r.moves} == {2, 5, 6, 7, 8}
+    assert r.value == r.moves[0].value
+
+
+def test_batch(moves) -> None:
+    r = moves.EvaluateBatch(move_pb2.EvaluateBatchRequest(
+        game="tictactoe", boards=["XX-|OO-|---", "X--|-O-|---"], include_move_values=True))
+    assert r.model_version == 1 and len(r.results) == 2
+    assert r.results[0].move.index == 2 and r.results[0].to_move == "X"
+    values = list(r.results[1].move_values)
+    assert len(values) == 9 and values[0] != values[0] and values[4] != values[4]  # NaN
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=lambda c: c.name)
+def test_errors_follow_the_table(moves, case: Case) -> None:
+    request = REQUESTS[case.method](game=case.game, **case.body)
+    with pytest.raises(grpc.RpcError) as caught:
+        getattr(moves, case.method)(request)
+    error = caught.value
+    assert error.code().name == case.grpc
+    assert error.details().startswith(f"{case.field}: ")
+    assert ("gameai-field", case.field) in tuple(error.trailing_metadata())
+
+
+def test_oversized_message_is_resource_exhausted(moves) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        moves.BestMove(move_pb2.BestMoveRequest(game="tictactoe", board="-" * 5000))
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_model_service(channel: grpc.Channel) -> None:
+    stub = models_pb2_grpc.ModelServiceStub(channel)
+    games = stub.ListGames(models_pb2.ListGamesRequest()).games
+    assert [g.name for g in games] == ["tictactoe"] and games[0].aliases["production"] == 1
+    assert games[0].ready and (games[0].rows, games[0].cols, games[0].k) == (3, 3, 3)
+    listing = stub.ListModels(models_pb2.ListModelsRequest(game="tictactoe"))
+    assert [v.version for v in listing.versions] == [1]
+    assert list(listing.versions[0].aliases) == ["production"]
+    one = stub.GetModel(models_pb2.GetModelRequest(game="tictactoe", version="production"))
+    assert one.version == 1 and one.kind == "table" and len(one.sha256) == 64
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.GetModel(models_pb2.GetModelRequest(game="tictactoe", version="12"))
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.ListModels(models_pb2.ListModelsRequest(game="nope"))
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_health_is_serving(channel: grpc.Channel) -> None:
+    stub = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "gameai.v1.MoveService", "gameai.v1.ModelService"):
+        r = stub.Check(health_pb2.HealthCheckRequest(service=service))
+        assert r.status == health_pb2.HealthCheckResponse.SERVING
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Check(health_pb2.HealthCheckRequest(service="no.such.Service"))
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_reflection_lists_and_describes_the_services(channel: grpc.Channel) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    requests = [reflection_pb2.ServerReflectionRequest(list_services=""),
+                reflection_pb2.ServerReflectionRequest(
+                    file_containing_symbol="gameai.v1.MoveService")]
+    answers = list(stub.ServerReflectionInfo(iter(requests)))
+    names = {s.name for s in answers[0].list_services_response.service}
+    assert {"gameai.v1.MoveService", "gameai.v1.ModelService", "grpc.health.v1.Health",
+            "grpc.reflection.v1alpha.ServerReflection"} <= names
+    files = answers[1].file_descriptor_response.file_descriptor_proto
+    assert files and b"BestMoveRequest" in files[0]

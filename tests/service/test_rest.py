@@ -1,0 +1,172 @@
+"""The REST API against a real server and a real Redis: answers, every error, admin, docs."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from gameai.store import ModelStore
+from tests.service.cases import ERROR_CASES, MAX_BATCH, Case
+from tests.service.conftest import ADMIN_TOKEN, RunningServer, settings, variant
+
+PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch"}
+
+
+@pytest.fixture(scope="module")
+def server(module_store: ModelStore):
+    running = RunningServer(settings(module_store, max_batch=MAX_BATCH, max_body_bytes=4096),
+                            module_store)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def http(server: RunningServer):
+    with httpx.Client(base_url=server.http, timeout=10) as client:
+        yield client
+
+
+def post(http: httpx.Client, case: Case) -> httpx.Response:
+    return http.post(f"/v1/games/{case.game}/{PATHS[case.method]}", json=case.body)
+
+
+def test_best_move_answers_with_the_version(http: httpx.Client) -> None:
+    r = http.post("/v1/games/tictactoe/best-move",
+                  json={"board": "XX-|OO-|---", "model": "production", "client_id": "c1"})
+    assert r.status_code == 200
+    assert r.json() == {"game": "tictactoe", "model_version": 1,
+                        "move": {"row": 0, "col": 2, "index": 2}, "value": r.json()["value"]}
+    assert r.json()["value"] > 0.5
+
+
+def test_evaluate_lists_moves_best_first(http: httpx.Client) -> None:
+    r = http.post("/v1/games/tictactoe/evaluate", json={"board": "XX-|OO-|---"})
+    body = r.json()
+    assert r.status_code == 200 and body["to_move"] == "X" and body["model_version"] == 1
+    assert body["moves"][0]["index"] == 2
+    assert {m["index"] for m in body["moves"]} == {2, 5, 6, 7, 8}
+    assert body["value"] == body["moves"][0]["value"]
+    assert set(body["moves"][0]) == {"row", "col", "index", "value"}
+
+
+def test_batch_returns_one_result_per_board(http: httpx.Client) -> None:
+    r = http.post("/v1/games/tictactoe/evaluate-batch",
+                  json={"boards": ["XX-|OO-|---", "X--|-O-|---"], "include_move_values": True})
+    body = r.json()
+    assert r.status_code == 200 and body["model_version"] == 1
+    first, second = body["results"]
+    assert first["move"] == {"row": 0, "col": 2, "index": 2} and first["to_move"] == "X"
+    assert second["move_values"][0] is None and second["move_values"][4] is None
+    assert len(second["move_values"]) == 9
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=lambda c: c.name)
+def test_errors_follow_the_table(http: httpx.Client, case: Case) -> None:
+    r = post(http, case)
+    assert r.status_code == case.http, r.text
+    error = r.json()["error"]
+    assert error["code"] == case.grpc and error["status"] == case.http
+    assert error["field"] == case.field
+    assert error["message"].startswith(f"{case.field}: ") and len(error["message"]) > 12
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({}, "board"),
+    ({"board": 5}, "board"),
+    ({"board": "---|---|---", "client_id": ["x"]}, "client_id"),
+])
+def test_request_shape_errors_name_the_field(http: httpx.Client, body: dict[str, object],
+                                             field: str) -> None:
+    r = http.post("/v1/games/tictactoe/best-move", json=body)
+    assert r.status_code == 422
+    assert r.json()["error"]["field"] == field
+    assert r.json()["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_broken_json_is_a_422_naming_the_body(http: httpx.Client) -> None:
+    r = http.post("/v1/games/tictactoe/best-move", content=b'{"board',
+                  headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["error"]["field"] == "body"
+
+
+def test_oversized_body_is_a_413(http: httpx.Client) -> None:
+    r = http.post("/v1/games/tictactoe/best-move", json={"board": "-" * 5000})
+    assert r.status_code == 413
+    assert r.json()["error"] == {"status": 413, "code": "RESOURCE_EXHAUSTED", "field": "body",
+                                 "message": "body: the request body is over 4096 bytes"}
+
+
+def test_chunked_oversized_body_is_a_413(http: httpx.Client) -> None:
+    def chunks():
+        yield b'{"board": "'
+        for _ in range(10):
+            yield b"-" * 1000
+        yield b'"}'
+    r = http.post("/v1/games/tictactoe/best-move", content=chunks(),
+                  headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_games_and_models_are_listed(http: httpx.Client, module_store: ModelStore,
+                                     perfect) -> None:
+    games = http.get("/v1/games").json()["games"]
+    assert [g["name"] for g in games] == ["tictactoe"]
+    assert games[0]["aliases"]["production"] == 1 and games[0]["ready"] is True
+    assert (games[0]["rows"], games[0]["cols"], games[0]["k"]) == (3, 3, 3)
+    models = http.get("/v1/games/tictactoe/models").json()
+    assert models["versions"][0]["version"] == 1
+    assert models["versions"][0]["aliases"] == ["production"]
+    one = http.get("/v1/games/tictactoe/models/1").json()
+    assert one["sha256"] == models["versions"][0]["sha256"] and one["kind"] == "table"
+    assert http.get("/v1/games/tictactoe/models/production").json()["version"] == 1
+    missing = http.get("/v1/games/tictactoe/models/42")
+    assert missing.status_code == 404 and missing.json()["error"]["field"] == "version"
+
+
+def test_admin_needs_the_token(http: httpx.Client, module_store: ModelStore) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"},
+                    {"Authorization": ADMIN_TOKEN}):
+        r = http.put("/v1/games/tictactoe/aliases/production", json={"version": 1},
+                     headers=headers)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHENTICATED"
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert ADMIN_TOKEN not in r.text
+
+
+def test_admin_sets_aliases_and_the_canary(http: httpx.Client, module_store: ModelStore,
+                                           perfect) -> None:
+    auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    two = module_store.publish(variant(perfect, games_played=2), by="tests").version
+    r = http.put("/v1/games/tictactoe/aliases/staging", json={"version": two}, headers=auth)
+    assert r.status_code == 200 and r.json()["to"] == two
+    assert module_store.rollout(game="tictactoe").aliases["staging"] == two
+    r = http.put("/v1/games/tictactoe/aliases/staging", json={"version": 77}, headers=auth)
+    assert r.status_code == 404 and r.json()["error"]["field"] == "version"
+    r = http.put("/v1/games/tictactoe/aliases/Bad Name", json={"version": two}, headers=auth)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "alias"
+    r = http.put("/v1/games/tictactoe/canary", json={"version": two, "weight": 101},
+                 headers=auth)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "weight"
+    r = http.put("/v1/games/tictactoe/canary", json={"version": two, "weight": 0},
+                 headers=auth)
+    assert r.status_code == 200
+    assert module_store.rollout(game="tictactoe").canary == two
+
+
+def test_admin_routes_are_off_without_a_token(module_store: ModelStore, start_server) -> None:
+    running = start_server(module_store, admin_token=None)
+    r = httpx.put(f"{running.http}/v1/games/tictactoe/aliases/production",
+                  json={"version": 1}, headers={"Authorization": "Bearer anything"})
+    assert r.status_code == 404
+
+
+def test_health_readiness_docs_and_board(http: httpx.Client) -> None:
+    assert http.get("/healthz").status_code == 200
+    ready = http.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert ready.json()["games"]["tictactoe"]["aliases"]["production"] == 1
+    assert http.get("/docs").status_code == 200
+    spec = http.get("/openapi.json").json()
+    assert "/v1/games/{game}/best-move" in spec["paths"]
+    page = http.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
