@@ -5,9 +5,9 @@ REST app (uvicorn), over one registry that follows the store from a background t
 With ``workers > 1`` the process starts that many copies, which share the ports through
 ``SO_REUSEPORT`` (see docs/service.md for the measurements behind the default).
 
-SIGTERM or SIGINT drains: readiness and gRPC health turn NOT_SERVING first, the
-listeners close, requests in flight complete, and the process exits within the grace
-period.
+SIGTERM or SIGINT drains: readiness and gRPC health turn NOT_SERVING first while the
+server still answers for the drain period (load balancers move away), then the listeners
+close, requests in flight complete, and the process exits within the grace period.
 """
 
 from __future__ import annotations
@@ -98,17 +98,21 @@ class MoveServer:
             self.metrics.ready.set(1 if ready else 0)
             await asyncio.sleep(0.2)
 
-    async def stop(self, grace: float | None = None) -> None:
-        """Drain and stop: NOT_SERVING first, then in-flight requests complete."""
+    async def stop(self, grace: float | None = None, drain: float | None = None) -> None:
+        """Drain and stop: NOT_SERVING first while still serving for ``drain`` seconds,
+        then the listeners close and in-flight requests complete, within ``grace``."""
         if self.runtime.draining:
             await self._stopped.wait()
             return
         grace = self.settings.grace_seconds if grace is None else grace
+        drain = min(self.settings.drain_seconds if drain is None else drain, grace)
         self.runtime.draining = True
         self.metrics.ready.set(0)
         if self._health_task is not None:
             self._health_task.cancel()
         await self.health.enter_graceful_shutdown()
+        await asyncio.sleep(drain)
+        grace -= drain
         self.http.should_exit = True
         waits = [self.grpc.stop(grace)]
         if self._http_task is not None:

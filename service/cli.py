@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "pub/sub (default 1)")
     p.add_argument("--max-batch", metavar="N", help="boards per batch request (10000)")
     p.add_argument("--max-body-bytes", metavar="N", help="largest request (1 MiB)")
-    p.add_argument("--grace-seconds", metavar="S", help="drain time at SIGTERM (10)")
+    p.add_argument("--grace-seconds", metavar="S", help="longest shutdown at SIGTERM (10)")
+    p.add_argument("--drain-seconds", metavar="S", help="at SIGTERM, keep serving this long "
+                   "after turning NOT_SERVING, so load balancers move away (1)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 

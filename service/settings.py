@@ -40,6 +40,7 @@ class Settings:
     max_batch: int = 10_000
     max_body_bytes: int = 1 << 20
     grace_seconds: float = 10.0
+    drain_seconds: float = 1.0
 
     @property
     def admin_enabled(self) -> bool:
@@ -134,6 +135,7 @@ _setting("max_batch", "GAMEAI_MAX_BATCH", "--max-batch")(_int_in(1, 1_000_000))
 _setting("max_body_bytes", "GAMEAI_MAX_BODY_BYTES", "--max-body-bytes")(
     _int_in(1024, 1 << 30))
 _setting("grace_seconds", "GAMEAI_GRACE_SECONDS", "--grace-seconds")(_seconds(0, 600))
+_setting("drain_seconds", "GAMEAI_DRAIN_SECONDS", "--drain-seconds")(_seconds(0, 600))
 
 _FILE_SOURCES = {"store_url": ("GAMEAI_STORE_URL_FILE", "--store-file"),
                  "admin_token": ("GAMEAI_ADMIN_TOKEN_FILE", "--admin-token-file")}
@@ -158,7 +160,12 @@ def load_settings(flags: Mapping[str, Any] | None = None,
             values[name] = parse(str(raw))
         except ValueError as e:
             raise SettingsError(f"{source}: {e}") from None
-    return Settings(**values)
+    settings = Settings(**values)
+    if settings.drain_seconds > settings.grace_seconds:
+        raise SettingsError(f"GAMEAI_DRAIN_SECONDS (--drain-seconds): must not exceed the grace "
+                            f"period GAMEAI_GRACE_SECONDS ({settings.grace_seconds:g} s), got "
+                            f"{settings.drain_seconds:g}")
+    return settings
 
 
 def _raw(name: str, variable: str, flag: str, flags: Mapping[str, Any],

@@ -81,7 +81,7 @@ class RunningServer:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     def stop(self, grace: float = 1.0) -> None:
-        self._run(self.server.stop(grace))
+        self._run(self.server.stop(grace, drain=0))
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 

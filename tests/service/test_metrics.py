@@ -1,0 +1,105 @@
+"""Metrics: names and labels of docs/contracts.md, read back from the server's own registry,
+checked by promtool and scraped by a real Prometheus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+
+from gameai.store.embedded import free_port
+from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from tests.service.conftest import RunningServer
+
+
+def test_requests_are_counted_by_transport_method_game_version_and_code(
+        server: RunningServer) -> None:
+    metric = server.metrics.registry.get_sample_value
+    rest = {"transport": "rest", "method": "BestMove", "game": "tictactoe", "version": "1",
+            "code": "200"}
+    grpc_ok = {"transport": "grpc", "method": "BestMove", "game": "tictactoe", "version": "1",
+               "code": "OK"}
+    before = (metric("gameai_requests_total", rest) or 0,
+              metric("gameai_requests_total", grpc_ok) or 0)
+    for _ in range(3):
+        r = httpx.post(f"{server.http}/v1/games/tictactoe/best-move",
+                       json={"board": "---|---|---"})
+        assert r.status_code == 200
+    with grpc.insecure_channel(server.grpc) as channel:
+        stub = move_pb2_grpc.MoveServiceStub(channel)
+        for _ in range(2):
+            stub.BestMove(move_pb2.BestMoveRequest(game="tictactoe", board="---|---|---"))
+        with pytest.raises(grpc.RpcError):
+            stub.BestMove(move_pb2.BestMoveRequest(game="go", board="-"))
+    httpx.post(f"{server.http}/v1/games/not-a-game/best-move", json={"board": "-"})
+    assert metric("gameai_requests_total", rest) == before[0] + 3
+    assert metric("gameai_requests_total", grpc_ok) == before[1] + 2
+    # an unknown game's name never becomes a label value
+    assert metric("gameai_requests_total", {"transport": "grpc", "method": "BestMove",
+                                            "game": "", "version": "", "code": "NOT_FOUND"})
+    assert metric("gameai_requests_total", {"transport": "rest", "method": "BestMove",
+                                            "game": "", "version": "", "code": "404"})
+    assert metric("gameai_request_duration_seconds_bucket",
+                  {"transport": "rest", "method": "BestMove", "le": "0.0001"}) is not None
+    assert metric("gameai_request_duration_seconds_count",
+                  {"transport": "grpc", "method": "BestMove"}) >= 3
+    assert metric("gameai_inflight_requests", {"transport": "rest"}) == 0
+    assert metric("gameai_alias_version", {"game": "tictactoe", "alias": "production"}) == 1
+    assert metric("gameai_models_loaded", {"game": "tictactoe"}) == 1
+    assert metric("gameai_model_loads_total", {"game": "tictactoe", "result": "ok"}) == 1
+    assert metric("gameai_store_up") == 1 and metric("gameai_ready") == 1
+    assert metric("gameai_canary_weight", {"game": "tictactoe"}) == 0
+
+
+def test_exposition_passes_promtool(server: RunningServer) -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed (Debian: prometheus)")
+    text = httpx.get(f"{server.http}/metrics").text
+    for name in ("gameai_requests_total", "gameai_request_duration_seconds_bucket",
+                 "gameai_store_up", "gameai_ready", "gameai_store_reconnects_total"):
+        assert name in text
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, text=True,
+                             capture_output=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.slow
+def test_a_real_prometheus_scrapes_the_server(server: RunningServer, tmp_path: Path) -> None:
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("prometheus is not installed")
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "gameai", "static_configs": [
+            {"targets": [f"127.0.0.1:{server.ports.http}"]}]}]}))
+    process = subprocess.Popen(
+        [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        httpx.post(f"{server.http}/v1/games/tictactoe/best-move", json={"board": "---|---|---"})
+        query = urllib.parse.quote('sum(gameai_requests_total{transport="rest"}) > 0 '
+                                   'and on() gameai_store_up == 1')
+        deadline = time.monotonic() + 30
+        result: list[object] = []
+        while time.monotonic() < deadline and not result:
+            time.sleep(0.5)
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/api/v1/query?query={query}")
+                result = answer.json()["data"]["result"]
+            except (httpx.HTTPError, KeyError, ValueError):
+                continue
+        assert result, "Prometheus never saw the server's request counter"
+    finally:
+        process.terminate()
+        process.wait(10)

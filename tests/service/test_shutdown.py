@@ -1,0 +1,103 @@
+"""SIGTERM on a real ``gameai serve`` process: NOT_SERVING first, in-flight requests
+complete, exit within the grace period."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+import httpx
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from gameai.models import TableModel
+from gameai.store import RedisServer
+from gameai.store.embedded import free_port
+from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from tests.service.conftest import new_store
+
+BOARDS = ["X--|-O-|---", "---|---|---", "XO-|---|---", "X-O|-X-|---"] * 1250
+
+
+def start_serving(url: str, prefix: str) -> tuple[subprocess.Popen[bytes], int, int]:
+    http_port, grpc_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gameai", "serve", "--store", url, "--store-prefix", prefix,
+         "--http-port", str(http_port), "--grpc-port", str(grpc_port), "--grace-seconds", "5",
+         "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, "GAMEAI_ADMIN_TOKEN": ""})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        try:
+            if httpx.get(f"http://127.0.0.1:{http_port}/readyz").status_code == 200:
+                return process, http_port, grpc_port
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("the server never became ready")
+
+
+@pytest.mark.slow
+def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableModel) -> None:
+    store = new_store(redis_server.url)
+    version = store.publish(perfect.to_bytes(), by="tests").version
+    store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
+    process, http_port, grpc_port = start_serving(redis_server.url, store.keys.prefix)
+    channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
+    statuses: list[int] = []
+    watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+
+    def follow() -> None:
+        try:
+            for answer in watch:
+                statuses.append(answer.status)
+        except grpc.RpcError:
+            pass
+    threading.Thread(target=follow, daemon=True).start()
+    while not statuses:
+        time.sleep(0.01)
+    results: list[tuple[float, str]] = []
+
+    def rest_batch() -> None:
+        try:
+            r = httpx.post(f"http://127.0.0.1:{http_port}/v1/games/tictactoe/evaluate-batch",
+                           json={"boards": BOARDS}, timeout=10)
+            results.append((time.monotonic(), str(r.status_code)))
+        except httpx.ConnectError:
+            results.append((time.monotonic(), "refused"))
+
+    def grpc_batch() -> None:
+        stub = move_pb2_grpc.MoveServiceStub(channel)
+        try:
+            stub.EvaluateBatch(move_pb2.EvaluateBatchRequest(game="tictactoe", boards=BOARDS),
+                               timeout=10)
+            results.append((time.monotonic(), "OK"))
+        except grpc.RpcError as e:
+            results.append((time.monotonic(), e.code().name))
+
+    clients = [threading.Thread(target=f) for f in (rest_batch, grpc_batch) * 3]
+    for client in clients:
+        client.start()
+    time.sleep(0.05)
+    signalled = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    returncode = process.wait(timeout=10)
+    exited = time.monotonic()
+    for client in clients:
+        client.join(10)
+    channel.close()
+    assert returncode == 0
+    assert exited - signalled < 5 + 1
+    assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses
+    assert statuses[0] == health_pb2.HealthCheckResponse.SERVING
+    # sent before the signal, so all complete: some after it, while draining
+    assert sorted(code for _, code in results) == ["200"] * 3 + ["OK"] * 3, results
+    assert any(at > signalled for at, _ in results)
+    store.close()
