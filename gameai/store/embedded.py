@@ -20,6 +20,8 @@ from types import TracebackType
 
 from gameai.store.errors import StoreUnavailable
 
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+
 
 class RedisServer:
     """``redis-server`` in the background: ``with RedisServer(dir) as r: r.url``.
@@ -56,6 +58,11 @@ class RedisServer:
 
     def start(self, *, timeout: float = 10.0) -> RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.port is None and len(bytes(self.socket_path)) > MAX_SOCKET_PATH:
+            raise StoreUnavailable(
+                f"the data directory {self.data_dir} is too deep for a unix socket "
+                f"({len(bytes(self.socket_path))} > {MAX_SOCKET_PATH} bytes): choose a "
+                "shorter --data-dir")
         args = [
             self.executable,
             "--dir", str(self.data_dir),
@@ -72,8 +79,10 @@ class RedisServer:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         if self.password:
             args += ["--requirepass", self.password]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        start_new_session=True)
+        # stderr goes to a file, not a pipe: a shared embedded server outlives its starter
+        with open(self.data_dir / "redis.stderr", "wb") as stderr:
+            self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr,
+                                            start_new_session=True)
         self._wait_ready(timeout)
         return self
 
@@ -111,18 +120,19 @@ class RedisServer:
         assert self.process is not None
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr \
-                    else ""
+                stderr = self.data_dir / "redis.stderr"
+                err = stderr.read_text(errors="replace")[-500:] if stderr.exists() else ""
                 log = self.data_dir / "redis.log"
                 tail = log.read_text(errors="replace")[-500:] if log.exists() else ""
                 raise StoreUnavailable(f"redis-server exited at start: {err or tail}".strip())
-            if self._answers_ping():
+            if self.answers_ping():
                 return
             time.sleep(0.02)
         self.kill()
         raise StoreUnavailable(f"redis-server did not answer within {timeout:.0f} s")
 
-    def _answers_ping(self) -> bool:
+    def answers_ping(self) -> bool:
+        """Whether a server answers on this port or socket (with the password, if any)."""
         try:
             if self.port is not None:
                 conn = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)

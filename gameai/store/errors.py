@@ -18,3 +18,8 @@ class UnknownVersion(StoreError, LookupError):
 class AliasRefused(StoreError):
     """An alias change that would break the rules: a missing version, a payload that does
     not verify, an invalid name or weight. Nothing was changed."""
+
+
+class InvalidArgument(StoreError, ValueError):
+    """A request the store cannot act on (a gc ``keep`` below 1, an empty ``by``...).
+    Nothing was changed."""

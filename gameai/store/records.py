@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
+
+from gameai.store.routing import choose_version
 
 
 @dataclass(frozen=True)
@@ -47,10 +51,29 @@ class VersionRecord:
             "evaluation": self.evaluation,
         }
 
+    def index_json(self) -> str:
+        """The stored index entry: everything but the version, which is the hash field
+        (the publish script learns the number only when it runs)."""
+        return json.dumps({"game": self.game, "sha256": self.sha256, "size": self.size,
+                           "kind": self.kind, "published_at": self.published_at,
+                           "published_by": self.published_by, "info": self.info},
+                          sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_index(cls, version: int, raw: bytes | str) -> VersionRecord:
+        data = json.loads(raw)
+        return cls(game=data["game"], version=version, sha256=data["sha256"],
+                   size=data["size"], kind=data["kind"], published_at=data["published_at"],
+                   published_by=data["published_by"], info=data.get("info") or {})
+
 
 @dataclass(frozen=True)
 class AliasChange:
-    """One entry of the alias history: ``alias`` moved ``from_version`` -> ``to_version``."""
+    """One entry of the alias history: ``alias`` moved ``from_version`` -> ``to_version``.
+
+    ``action`` says how: ``set`` (promote / set_alias), ``canary`` (set_canary) or
+    ``rollback``; rollback entries are what make repeated rollbacks walk further back.
+    """
 
     game: str
     alias: str
@@ -58,10 +81,18 @@ class AliasChange:
     to_version: int | None
     at: str
     by: str
+    action: str = "set"
 
     def to_json(self) -> dict[str, Any]:
         return {"alias": self.alias, "from": self.from_version, "to": self.to_version,
-                "at": self.at, "by": self.by}
+                "at": self.at, "by": self.by, "action": self.action}
+
+    @classmethod
+    def from_json(cls, game: str, raw: bytes | str) -> AliasChange:
+        data = json.loads(raw)
+        return cls(game=game, alias=data["alias"], from_version=data["from"],
+                   to_version=data["to"], at=data["at"], by=data["by"],
+                   action=data.get("action", "set"))
 
 
 @dataclass(frozen=True)
@@ -80,3 +111,13 @@ class Rollout:
     @property
     def canary(self) -> int | None:
         return self.aliases.get("canary")
+
+    def route(self, client_id: str, *, loaded: Container[int]) -> int | None:
+        """The version that answers ``client_id`` (sticky canary split, see
+        :func:`gameai.store.routing.choose_version`); never one outside ``loaded``."""
+        return choose_version(game=self.game, client_id=client_id, production=self.production,
+                              canary=self.canary, weight=self.canary_weight, loaded=loaded)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "aliases": dict(self.aliases),
+                "canary_weight": self.canary_weight, "counter": self.counter}

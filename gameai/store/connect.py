@@ -1,0 +1,187 @@
+"""Open the model store the way every process does: from settings, or embedded.
+
+With a URL (``--store``, ``GAMEAI_STORE_URL`` or the file named by
+``GAMEAI_STORE_URL_FILE``) the store connects to that Redis. With none, it uses a real
+``redis-server`` on a unix socket under ``DATA_DIR/redis`` with append-only persistence:
+
+    settings = StoreSettings.from_env(url=args.store, data_dir=args.data_dir)
+    with open_store(settings) as store:
+        ...
+
+The embedded server is shared: processes that use the same data directory (``gameai up``,
+a trainer, an ops command) all talk to one server, started by the first and shut down by
+the last. Two file locks in ``DATA_DIR/redis`` arrange this: every user holds
+``users.lock`` shared while it runs; ``start.lock`` serialises starting and stopping; a
+user that leaves and can then take ``users.lock`` exclusively is the last, and stops the
+server (a clean SHUTDOWN, so the append-only file is flushed). Two servers never write the
+same files, and nobody's server vanishes under them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from gameai.store.embedded import RedisServer
+from gameai.store.errors import InvalidArgument, StoreUnavailable
+from gameai.store.store import ModelStore
+
+LOCK_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Where the store lives. ``url`` ``None`` means the embedded server in ``data_dir``."""
+
+    url: str | None = None
+    prefix: str = "gameai"
+    data_dir: Path = field(default_factory=lambda: default_data_dir())
+    timeout: float = 2.0
+    retries: int = 3
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, url: str | None = None,
+                 url_file: str | None = None, prefix: str | None = None,
+                 data_dir: str | os.PathLike[str] | None = None) -> StoreSettings:
+        """Settings from command-line values, falling back to the environment
+        (docs/contracts.md): a flag beats its variable; a URL beats a URL file.
+
+        Raises:
+            InvalidArgument: both ``GAMEAI_STORE_URL`` and ``GAMEAI_STORE_URL_FILE`` are
+                set, or the URL file cannot be read or is empty.
+        """
+        env = os.environ if environ is None else environ
+        if url is None and url_file is None:
+            url, url_file = env.get("GAMEAI_STORE_URL") or None, \
+                env.get("GAMEAI_STORE_URL_FILE") or None
+            if url and url_file:
+                raise InvalidArgument("set GAMEAI_STORE_URL or GAMEAI_STORE_URL_FILE, not both")
+        if url is None and url_file is not None:
+            url = read_url_file(url_file)
+        return cls(url=url or None,
+                   prefix=prefix or env.get("GAMEAI_STORE_PREFIX") or "gameai",
+                   data_dir=Path(data_dir) if data_dir else default_data_dir(env))
+
+    @property
+    def where(self) -> str:
+        """Where the store is, for messages: the URL with its password hidden, or the
+        embedded server's directory."""
+        from gameai.store.urls import redact
+
+        return redact(self.url) if self.url else f"embedded Redis in {self.data_dir}"
+
+
+def read_url_file(path: str | os.PathLike[str]) -> str:
+    """The store URL kept in a file (a Docker or Kubernetes secret), whitespace stripped."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError as e:
+        raise InvalidArgument(f"cannot read the store URL file {path}: {e.strerror}") from e
+    if not text:
+        raise InvalidArgument(f"the store URL file {path} is empty")
+    return text
+
+
+def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``GAMEAI_DATA_DIR``, else ``$XDG_DATA_HOME/gameai``, else ``~/.local/share/gameai``."""
+    env = os.environ if environ is None else environ
+    if env.get("GAMEAI_DATA_DIR"):
+        return Path(env["GAMEAI_DATA_DIR"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "gameai"
+
+
+@contextlib.contextmanager
+def open_store(settings: StoreSettings) -> Iterator[ModelStore]:
+    """The store for ``settings``, closed (and the embedded server released) on exit."""
+    if settings.url:
+        store = ModelStore.from_url(settings.url, prefix=settings.prefix,
+                                    timeout=settings.timeout, retries=settings.retries)
+        with store:
+            yield store
+        return
+    with embedded_redis(settings.data_dir) as url:
+        store = ModelStore.from_url(url, prefix=settings.prefix, timeout=settings.timeout,
+                                    retries=settings.retries)
+        with store:
+            yield store
+
+
+@contextlib.contextmanager
+def embedded_redis(data_dir: str | os.PathLike[str]) -> Iterator[str]:
+    """The URL of the shared embedded Redis for ``data_dir``, started if nobody runs it,
+    and stopped on exit if nobody else uses it then."""
+    server = RedisServer(Path(data_dir).expanduser() / "redis", persist=True)
+    server.data_dir.mkdir(parents=True, exist_ok=True)
+    with open(server.data_dir / "users.lock", "a+") as users:
+        _flock(users, fcntl.LOCK_SH, "users.lock")
+        owned = None
+        try:
+            with _locked(server.data_dir / "start.lock"):
+                if not server.answers_ping():
+                    owned = server.start()
+            yield server.url
+        finally:
+            fcntl.flock(users, fcntl.LOCK_UN)
+            _stop_if_last(users, server, owned)
+
+
+def _stop_if_last(users: IO[str], server: RedisServer, owned: RedisServer | None) -> None:
+    try:
+        fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # someone else still uses it; the last one out stops it
+    try:
+        with _locked(server.data_dir / "start.lock"):
+            if owned is not None and owned.process is not None:
+                owned.stop()
+            elif server.answers_ping():
+                _shutdown(server)
+    finally:
+        fcntl.flock(users, fcntl.LOCK_UN)
+
+
+def _shutdown(server: RedisServer, timeout: float = 10.0) -> None:
+    """Stop a server another process started: SHUTDOWN flushes the append-only file, then
+    the server removes its socket as it exits."""
+    client = redis.Redis(unix_socket_path=str(server.socket_path), socket_timeout=timeout,
+                         retry=Retry(NoBackoff(), 0))  # the lost connection is the reply
+    with contextlib.suppress(redis.ConnectionError):
+        client.shutdown()
+    client.close()
+    deadline = time.monotonic() + timeout
+    while server.socket_path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+") as f:
+        _flock(f, fcntl.LOCK_EX, path.name)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _flock(f: IO[str], mode: int, name: str) -> None:
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    while True:
+        try:
+            fcntl.flock(f, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise StoreUnavailable(f"the embedded Redis is busy: {name} held for over "
+                                       f"{LOCK_TIMEOUT:.0f} s") from None
+            time.sleep(0.05)

@@ -1,0 +1,93 @@
+"""The store's writes, each one Lua script, so Redis runs it atomically.
+
+A script runs to completion before any other command, so no reader sees part of a write
+and no two writers interleave. Every check a write depends on (the version exists, the
+alias still has the value the caller read, the payload number is unused) happens inside
+the script, so a refused write changes nothing. Python builds the JSON it stores; a
+script only fills in what it alone knows (the new version number, the counter).
+
+Key names come from :mod:`gameai.store.keys`, passed in ``KEYS`` or, for keys whose name
+depends on a number the script makes, as a prefix in ``ARGV``.
+"""
+
+from __future__ import annotations
+
+PUBLISH = """
+-- KEYS: next, index, games, counter, token, deleted
+-- ARGV: payload_prefix, payload, index_json, game, event_json, channel, token_ttl
+local done = redis.call('GET', KEYS[5])
+if done then
+  return {tonumber(done), tonumber(redis.call('GET', KEYS[4]) or '0'), 0}
+end
+local v = redis.call('INCR', KEYS[1])
+-- numbers are never reused, even if the counter key was lost: skip any number in use
+while redis.call('HEXISTS', KEYS[2], v) == 1 or redis.call('HEXISTS', KEYS[6], v) == 1
+      or redis.call('EXISTS', ARGV[1] .. v) == 1 do
+  v = redis.call('INCR', KEYS[1])
+end
+redis.call('SET', ARGV[1] .. v, ARGV[2])
+redis.call('HSET', KEYS[2], v, ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('SET', KEYS[5], v, 'EX', tonumber(ARGV[7]))
+local c = redis.call('INCR', KEYS[4])
+local e = cjson.decode(ARGV[5])
+e['version'] = v
+e['counter'] = c
+redis.call('PUBLISH', ARGV[6], cjson.encode(e))
+return {v, c, 1}
+"""
+
+CHANGE_ALIAS = """
+-- KEYS: index, aliases, history, counter, weight
+-- ARGV: alias, version ('' keeps the alias), expected current ('' = unset),
+--       history_json ('' = no alias change), weight ('' = unchanged), event_json, channel
+local current = redis.call('HGET', KEYS[2], ARGV[1]) or ''
+if current ~= ARGV[3] then
+  return {'conflict', current}
+end
+if ARGV[2] ~= '' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then
+    return {'missing', ARGV[2]}
+  end
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+if ARGV[4] ~= '' then
+  redis.call('RPUSH', KEYS[3], ARGV[4])
+end
+if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[5], ARGV[5])
+end
+local c = redis.call('INCR', KEYS[4])
+local e = cjson.decode(ARGV[6])
+e['counter'] = c
+redis.call('PUBLISH', ARGV[7], cjson.encode(e))
+return {'ok', tostring(c)}
+"""
+
+DELETE_VERSIONS = """
+-- KEYS: index, aliases, deleted, counter
+-- ARGV: payload_prefix, tombstone_json, event_json, channel, version...
+-- An alias set after the caller planned is honoured here: aliased versions stay.
+local aliased = {}
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do
+  aliased[v] = true
+end
+local gone = {}
+for i = 5, #ARGV do
+  local v = ARGV[i]
+  if not aliased[v] and redis.call('HEXISTS', KEYS[1], v) == 1 then
+    redis.call('HDEL', KEYS[1], v)
+    redis.call('DEL', ARGV[1] .. v)
+    redis.call('HSET', KEYS[3], v, ARGV[2])
+    table.insert(gone, tonumber(v))
+  end
+end
+if #gone > 0 then
+  local c = redis.call('INCR', KEYS[4])
+  local e = cjson.decode(ARGV[3])
+  e['versions'] = gone
+  e['counter'] = c
+  redis.call('PUBLISH', ARGV[4], cjson.encode(e))
+end
+return gone
+"""
