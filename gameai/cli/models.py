@@ -1,9 +1,276 @@
-"""Placeholder: this command group is being built (see the issues)."""
+"""``gameai models ...``: list, inspect and steer the versions in the model store.
+
+Every action takes ``--game G`` and the store options (``--store URL`` or
+``GAMEAI_STORE_URL``/``GAMEAI_STORE_URL_FILE``; with none, the embedded Redis under
+``--data-dir``). Errors are one line on stderr and a non-zero exit: 1 when the store
+refused (unknown version, corrupt model, a rule), 2 for a usage error or an unknown game,
+3 when the store cannot be reached. A failed command changes nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import json
+import os
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gameai.store import ModelStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this module's subcommands to ``gameai``."""
+    """Add ``gameai models`` and its actions to ``gameai``."""
+    p = sub.add_parser("models", help="list, inspect and roll out model versions",
+                       description="Manage the model store: versions, aliases, canary, "
+                       "history, export/import and retention.")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--game", required=True, help="tictactoe, mnk-4x5-4, ...")
+    common.add_argument("--store", metavar="URL", help="redis://, rediss:// or unix:// URL "
+                        "(default: $GAMEAI_STORE_URL, else the embedded Redis)")
+    common.add_argument("--data-dir", metavar="DIR", help="embedded Redis data when no URL is "
+                        "set (default: $GAMEAI_DATA_DIR or ~/.local/share/gameai)")
+    common.add_argument("--prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or gameai)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+
+    def action(name: str, help: str, *, audited: bool = False) -> argparse.ArgumentParser:
+        a = actions.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                               parents=[common])
+        if audited:
+            a.add_argument("--by", default=None, help="who makes the change, for the history "
+                           "(default: user@host)")
+        a.set_defaults(func=run, action=name)
+        return a
+
+    action("list", "versions, aliases and canary weight of a game")
+    action("show", "one version's metadata and evaluation").add_argument(
+        "--version", required=True, help="a number, an alias or 'latest'")
+    a = action("promote", "point an alias (production) at a version", audited=True)
+    a.add_argument("--version", required=True, help="a number, an alias or 'latest'")
+    a.add_argument("--alias", default="production")
+    action("rollback", "point an alias back at its previous version", audited=True) \
+        .add_argument("--alias", default="production")
+    a = action("canary", "send a share of traffic to a canary version", audited=True)
+    a.add_argument("--version", help="the canary version (default: keep the current one)")
+    a.add_argument("--weight", type=int, required=True, help="percent of traffic, 0-100")
+    action("history", "every alias change, oldest first").add_argument(
+        "--alias", help="only this alias")
+    a = action("export", "write one version's exact bytes to a file")
+    a.add_argument("--version", required=True)
+    a.add_argument("--out", required=True, type=Path, metavar="FILE")
+    a.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    action("import", "publish a model file as a new version", audited=True).add_argument(
+        "file", type=Path, metavar="FILE")
+    a = action("gc", "delete old versions (never aliased or recently used ones)", audited=True)
+    a.add_argument("--keep", type=int, required=True, help="keep the newest N versions")
+    a.add_argument("--window-days", type=float, default=7.0, help="also keep versions the "
+                   "history names within this many days (default 7)")
+    a.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the store, run the action, and turn store errors into one-line failures."""
+    from gameai.cli import CommandError
+    from gameai.games import get_game
+    from gameai.models import CorruptModel
+    from gameai.store import StoreError, StoreUnavailable
+    from gameai.store.connect import StoreSettings, open_store
+
+    game = get_game(args.game).name  # an unknown game fails here, naming it (exit 2)
+    try:
+        settings = StoreSettings.from_env(url=args.store, data_dir=args.data_dir,
+                                          prefix=args.prefix)
+        with open_store(settings) as store:
+            return int(ACTIONS[args.action](store, game, args) or 0)
+    except StoreUnavailable as e:
+        raise CommandError(str(e), status=3) from e
+    except (StoreError, CorruptModel) as e:
+        raise CommandError(str(e)) from e
+
+
+def _list(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    versions, rollout = store.versions(game=game), store.rollout(game=game)
+    if args.json:
+        _print_json({"game": game, "versions": [r.to_json() for r in versions],
+                     "aliases": rollout.aliases, "canary_weight": rollout.canary_weight})
+        return
+    print(f"{game} in {store.url}: {len(versions)} version(s)")
+    aliases = ", ".join(f"{a} -> {v}" for a, v in sorted(rollout.aliases.items())) or "none"
+    print(f"aliases: {aliases}; canary weight {rollout.canary_weight}%")
+    if versions:
+        print(f"{'version':>7}  {'kind':<5}  {'algorithm':<10}  {'games':>10}  "
+              f"{'created':<20}  {'sha256':<12}  evaluation")
+    for r in versions:
+        print(f"{r.version:>7}  {r.kind:<5}  {r.algorithm:<10}  "
+              f"{r.info.get('games_played', 0):>10,}  {r.info.get('created_at') or '':<20}  "
+              f"{r.sha256[:12]}  {_figures(r.evaluation)}")
+
+
+def _show(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    record = store.require(game=game, ref=args.version)
+    aliases = sorted(a for a, v in store.rollout(game=game).aliases.items()
+                     if v == record.version)
+    out = {"game": game, **record.to_json(), "aliases": aliases, "info": record.info}
+    if args.json:
+        _print_json(out)
+        return
+    for key, value in out.items():
+        if key in ("info", "evaluation"):
+            continue
+        print(f"{key:>15}: {value}")
+    extra = {k: v for k, v in record.info.items() if k not in out and k != "game"}
+    for key, value in extra.items():
+        print(f"{key:>15}: {json.dumps(value) if isinstance(value, dict) else value}")
+    print(f"{'evaluation':>15}: {_figures(record.evaluation) or '-'}")
+
+
+def _promote(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    version = store.require(game=game, ref=args.version).version
+    change = store.set_alias(game=game, alias=args.alias, version=version, by=_by(args))
+    _print_change(game, change.to_json(), args)
+
+
+def _rollback(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    change = store.rollback(game=game, alias=args.alias, by=_by(args))
+    _print_change(game, change.to_json(), args)
+
+
+def _canary(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    version = None if args.version is None else store.require(game=game, ref=args.version).version
+    store.set_canary(game=game, version=version, weight=args.weight, by=_by(args))
+    rollout = store.rollout(game=game)
+    if args.json:
+        _print_json({"game": game, "canary": rollout.canary,
+                     "canary_weight": rollout.canary_weight})
+    else:
+        print(f"{game} canary: version {rollout.canary}, {rollout.canary_weight}% of traffic")
+
+
+def _history(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    changes = [c for c in store.history(game=game) if args.alias in (None, c.alias)]
+    if args.json:
+        _print_json({"history": [c.to_json() for c in changes]})
+        return
+    for c in changes:
+        print(f"{c.at}  {c.alias}: {_v(c.from_version)} -> {_v(c.to_version)}  "
+              f"({c.action} by {c.by})")
+    if not changes:
+        print(f"{game}: no alias changes")
+
+
+def _export(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    from gameai.cli import CommandError
+
+    version = store.require(game=game, ref=args.version).version
+    record, data = store.verified_payload(game=game, version=version)
+    out: Path = args.out
+    if out.exists() and not args.force:
+        raise CommandError(f"{out} exists; add --force to replace it")
+    try:
+        _write_atomically(out, data)
+    except OSError as e:
+        raise CommandError(f"cannot write {out}: {e.strerror}") from e
+    if args.json:
+        _print_json({"game": game, "version": version, "file": str(out), "size": len(data),
+                     "sha256": record.sha256})
+    else:
+        print(f"exported {game} version {version} to {out} ({len(data):,} bytes, "
+              f"sha256 {record.sha256})")
+
+
+def _import(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    from gameai.cli import CommandError
+    from gameai.models import CorruptModel, load_model
+
+    path: Path = args.file
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CommandError(f"cannot read {path}: {e.strerror}") from e
+    try:
+        model = load_model(data)
+    except CorruptModel as e:
+        raise CommandError(f"refused to import {path}: {e}") from e
+    if model.game.name != game:
+        raise CommandError(f"{path} holds a {model.game.name} model, not {game}")
+    record = store.publish(data, by=f"{_by(args)} (import of {path.name})"[:200])
+    if args.json:
+        _print_json({"game": game, **record.to_json()})
+    else:
+        print(f"imported {path} as {game} version {record.version} (sha256 {record.sha256})")
+
+
+def _gc(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    window = args.window_days * 86400
+    if args.dry_run:
+        deleted = store.gc_plan(game=game, keep=args.keep, window_seconds=window)
+    else:
+        deleted = store.gc(game=game, keep=args.keep, window_seconds=window, by=_by(args))
+    kept = [r.version for r in store.versions(game=game) if r.version not in deleted]
+    if args.json:
+        _print_json({"game": game, "deleted": deleted, "kept": kept, "dry_run": args.dry_run})
+        return
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{game}: {verb} {_versions_text(deleted)}; kept {_versions_text(kept)}")
+
+
+ACTIONS = {"list": _list, "show": _show, "promote": _promote, "rollback": _rollback,
+           "canary": _canary, "history": _history, "export": _export, "import": _import,
+           "gc": _gc}
+
+
+def _by(args: argparse.Namespace) -> str:
+    if args.by:
+        return str(args.by)
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def _print_change(game: str, change: dict[str, Any], args: argparse.Namespace) -> None:
+    if args.json:
+        _print_json({"game": game, **change})
+    elif change["from"] == change["to"]:
+        print(f"{game} {change['alias']} already at version {change['to']}: nothing changed")
+    else:
+        print(f"{game} {change['alias']}: {_v(change['from'])} -> {_v(change['to'])}")
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+
+
+def _v(version: int | None) -> str:
+    return "none" if version is None else str(version)
+
+
+def _versions_text(numbers: list[int]) -> str:
+    from gameai.store.policy import describe_versions
+
+    return describe_versions(numbers).replace("no versions stored", "nothing")
+
+
+def _figures(evaluation: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in evaluation.items() if not isinstance(v, dict | list))
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write all of ``data`` or nothing: a temporary file in the same folder, renamed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+

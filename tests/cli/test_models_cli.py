@@ -1,0 +1,238 @@
+"""``gameai models``: in-process through ``gameai.cli.main`` (fast), and as a real
+subprocess where process start and exit matter (the embedded Redis, environment)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gameai.cli import main
+from gameai.games import get_game
+from gameai.models import ModelInfo, TableModel
+from gameai.models.oracle import solver_model
+from gameai.store import ModelStore, RedisServer
+
+
+@functools.cache
+def _oracle() -> TableModel:
+    return solver_model(get_game("tictactoe"))
+
+
+def model_file(folder: Path, seed: int, **evaluation: float) -> Path:
+    o = _oracle()
+    info = ModelInfo(game="tictactoe", algorithm="td", seed=seed, games_played=1000 * seed,
+                     evaluation=dict(evaluation))
+    path = folder / f"model-{seed}.gameai"
+    path.write_bytes(TableModel(o.game, info, o.keys, o.values).to_bytes())
+    return path
+
+
+AUDITED = {"promote", "rollback", "canary", "import", "gc"}
+
+
+class Cli:
+    """Runs ``gameai models ACTION --game tictactoe --store URL ...`` in this process."""
+
+    def __init__(self, url: str, capsys: pytest.CaptureFixture[str]) -> None:
+        self.url, self.capsys = url, capsys
+
+    def __call__(self, action: str, *args: str, game: str = "tictactoe",
+                 store: str | None = None) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        by = ["--by", "tester"] if action in AUDITED else []
+        code = main(["models", action, "--game", game, "--store", store or self.url, *by,
+                     *args])
+        out, err = self.capsys.readouterr()
+        return code, out, err
+
+    def json(self, action: str, *args: str) -> dict:
+        code, out, err = self(action, *args, "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+
+@pytest.fixture
+def cli(redis_url: str, capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(redis_url, capsys)
+
+
+@pytest.fixture
+def three(cli: Cli, tmp_path: Path) -> list[Path]:
+    files = [model_file(tmp_path, seed, optimal_move_rate=0.9 + seed / 100) for seed in (1, 2, 3)]
+    for f in files:
+        assert cli("import", str(f))[0] == 0
+    return files
+
+
+def test_list_json_has_the_documented_shape(cli, three):
+    cli("promote", "--version", "2")
+    cli("canary", "--version", "3", "--weight", "10")
+    listing = cli.json("list")
+    assert listing["game"] == "tictactoe"
+    assert listing["aliases"] == {"production": 2, "canary": 3} and listing["canary_weight"] == 10
+    v = listing["versions"][0]
+    assert v["version"] == 1 and v["algorithm"] == "td" and v["games_played"] == 1000
+    assert v["sha256"] == hashlib.sha256(three[0].read_bytes()).hexdigest()
+    assert v["evaluation"] == {"optimal_move_rate": 0.91} and v["created_at"]
+    code, out, _ = cli("list")
+    assert code == 0 and "canary -> 3, production -> 2" in out and "optimal_move_rate=0.93" in out
+
+
+def test_show_accepts_numbers_aliases_and_latest(cli, three):
+    cli("promote", "--version", "1")
+    shown = cli.json("show", "--version", "production")
+    assert (shown["version"], shown["aliases"], shown["info"]["seed"]) == (1, ["production"], 1)
+    assert cli.json("show", "--version", "latest")["version"] == 3
+    code, out, _ = cli("show", "--version", "2")
+    assert code == 0 and "sha256" in out and "seed: 2" in out.replace("  ", "")
+
+
+def test_promote_rollback_canary_and_history(cli, three):
+    assert cli.json("promote", "--version", "1") == {
+        "game": "tictactoe", "alias": "production", "from": None, "to": 1,
+        "at": cli.json("history")["history"][0]["at"], "by": "tester", "action": "set"}
+    cli("promote", "--version", "2")
+    cli("promote", "--version", "3")
+    assert cli.json("rollback")["to"] == 2
+    assert cli.json("rollback")["to"] == 1
+    code, _, err = cli("rollback")
+    assert code == 1 and err.count("\n") == 1 and "no earlier version" in err
+    assert cli.json("canary", "--version", "3", "--weight", "25") == {
+        "game": "tictactoe", "canary": 3, "canary_weight": 25}
+    assert cli.json("canary", "--weight", "0")["canary_weight"] == 0
+    history = cli.json("history")["history"]
+    assert [(h["alias"], h["from"], h["to"]) for h in history] == [
+        ("production", None, 1), ("production", 1, 2), ("production", 2, 3),
+        ("production", 3, 2), ("production", 2, 1), ("canary", None, 3)]
+    assert set(history[0]) >= {"alias", "from", "to", "at", "by"}
+    assert len(cli.json("history", "--alias", "canary")["history"]) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["show", "--version", "9"], "tictactoe has no version 9 (versions: 1-3)"),
+    (["promote", "--version", "9"], "tictactoe has no version 9"),
+    (["promote", "--version", "nope"], "tictactoe has no version nope"),
+    (["canary", "--version", "2", "--weight", "150"], "0 to 100, not 150"),
+    (["canary", "--weight", "5"], "no canary version"),
+    (["promote", "--version", "1", "--alias", "7up"], "invalid alias name '7up'"),
+    (["gc", "--keep", "0"], "at least 1"),
+])
+def test_a_refused_command_says_why_in_one_line_and_changes_nothing(cli, three, redis_url,
+                                                                    args, message):
+    cli("promote", "--version", "1")
+    before = ModelStore.from_url(redis_url)
+    state = (before.rollout(game="tictactoe"), before.history(game="tictactoe"),
+             before.versions(game="tictactoe"))
+    code, out, err = cli(*args)
+    assert code == 1 and out == ""
+    assert err.startswith("gameai models: error: ") and err.count("\n") == 1
+    assert message in err
+    assert (before.rollout(game="tictactoe"), before.history(game="tictactoe"),
+            before.versions(game="tictactoe")) == state
+
+
+def test_an_unknown_game_is_named(cli):
+    code, _, err = cli("list", game="chess")
+    assert code == 2 and "unknown game 'chess'" in err
+
+
+def test_an_unreachable_store_is_named_with_the_password_hidden(cli, tmp_path):
+    url = RedisServer(tmp_path, tcp=True, password="s3cr3t-pw").url  # never started
+    code, out, err = cli("list", store=url)
+    assert code == 3 and out == "" and err.count("\n") == 1
+    assert "s3cr3t-pw" not in err and "redis://:***@127.0.0.1:" in err
+
+
+def test_export_import_across_two_servers_keeps_the_exact_bytes(cli, three, tmp_path):
+    out = tmp_path / "exported.gameai"
+    assert cli("export", "--version", "2", "--out", str(out))[0] == 0
+    assert out.read_bytes() == three[1].read_bytes()
+    with RedisServer(tmp_path / "other", tcp=True, persist=False) as other:
+        cli("import", str(model_file(tmp_path, 9)), store=other.url)
+        code, text, _ = cli("import", str(out), store=other.url)
+        assert code == 0 and "as tictactoe version 2 " in text
+        store = ModelStore.from_url(other.url)
+        assert store.payload(game="tictactoe", version=2) == out.read_bytes()
+        assert store.version(game="tictactoe", version=2).sha256 == \
+            hashlib.sha256(out.read_bytes()).hexdigest()
+        store.close()
+
+
+def test_a_corrupt_export_is_refused_on_import(cli, three, tmp_path):
+    bad = tmp_path / "bad.gameai"
+    data = bytearray(three[0].read_bytes())
+    data[-40] ^= 0x10
+    bad.write_bytes(bytes(data))
+    code, _, err = cli("import", str(bad))
+    assert code == 1 and "refused to import" in err and "checksum" in err
+    assert len(cli.json("list")["versions"]) == 3
+    code, _, err = cli("import", str(tmp_path / "missing.gameai"))
+    assert code == 1 and "cannot read" in err
+
+
+def test_import_refuses_a_model_of_another_game(cli, tmp_path):
+    o = solver_model(get_game("mnk-3x3-2"))
+    path = tmp_path / "other-game.gameai"
+    path.write_bytes(o.to_bytes())
+    code, _, err = cli("import", str(path))
+    assert code == 1 and "holds a mnk-3x3-2 model, not tictactoe" in err
+
+
+def test_export_never_overwrites_without_force(cli, three, tmp_path):
+    out = tmp_path / "precious"
+    out.write_bytes(b"keep me")
+    code, _, err = cli("export", "--version", "1", "--out", str(out))
+    assert code == 1 and "--force" in err and out.read_bytes() == b"keep me"
+    assert cli("export", "--version", "1", "--out", str(out), "--force")[0] == 0
+    assert out.read_bytes() == three[0].read_bytes()
+
+
+def test_gc_dry_run_then_gc(cli, three):
+    cli("promote", "--version", "1")
+    plan = cli.json("gc", "--keep", "1", "--window-days", "0", "--dry-run")
+    assert plan == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": True}
+    done = cli.json("gc", "--keep", "1", "--window-days", "0")
+    assert done == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": False}
+    code, _, err = cli("show", "--version", "2")
+    assert code == 1 and "deleted by gc" in err
+
+
+def _gameai(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_STORE")}
+    return subprocess.run([sys.executable, "-m", "gameai", "models", *args], capture_output=True,
+                          text=True, timeout=60, env={**base, **(env or {})})
+
+
+@pytest.mark.slow
+def test_the_embedded_default_starts_stops_and_persists(tmp_path):
+    data = tmp_path / "data"
+    model = model_file(tmp_path, 4)
+    first = _gameai("import", str(model), "--game", "tictactoe", "--data-dir", str(data))
+    assert first.returncode == 0, first.stderr
+    assert not (data / "redis" / "redis.sock").exists(), "redis-server stopped on exit"
+    second = _gameai("list", "--game", "tictactoe", "--data-dir", str(data), "--json")
+    assert second.returncode == 0, second.stderr
+    assert [v["version"] for v in json.loads(second.stdout)["versions"]] == [1]
+    running = subprocess.run(["pgrep", "-f", f"redis-server.*{data}"], capture_output=True)
+    assert running.stdout == b"", "no redis-server left behind"
+
+
+@pytest.mark.slow
+def test_the_store_url_comes_from_the_environment_or_a_file(redis_url, tmp_path):
+    model = model_file(tmp_path, 5)
+    out = _gameai("import", str(model), "--game", "tictactoe", "--json",
+                  env={"GAMEAI_STORE_URL": redis_url})
+    assert out.returncode == 0, out.stderr
+    secret = tmp_path / "store-url"
+    secret.write_text(redis_url + "\n")
+    listed = _gameai("list", "--game", "tictactoe", "--json",
+                     env={"GAMEAI_STORE_URL_FILE": str(secret)})
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["versions"][0]["sha256"] == json.loads(out.stdout)["sha256"]
