@@ -13,8 +13,10 @@ a trainer, an ops command) all talk to one server, started by the first and shut
 the last. Two file locks in ``DATA_DIR/redis`` arrange this: every user holds
 ``users.lock`` shared while it runs; ``start.lock`` serialises starting and stopping; a
 user that leaves and can then take ``users.lock`` exclusively is the last, and stops the
-server (a clean SHUTDOWN, so the append-only file is flushed). Two servers never write the
-same files, and nobody's server vanishes under them.
+server (a clean SHUTDOWN, so the append-only file is flushed). ``managed.pid`` records
+which server this protocol started: a server some other tool runs on the same socket is
+used but never stopped. Two servers never write the same files, and nobody's server
+vanishes under them.
 """
 
 from __future__ import annotations
@@ -130,6 +132,8 @@ def embedded_redis(data_dir: str | os.PathLike[str]) -> Iterator[str]:
             with _locked(server.data_dir / "start.lock"):
                 if not server.answers_ping():
                     owned = server.start()
+                    assert owned.process is not None
+                    _marker(server).write_text(f"{owned.process.pid}\n")
             yield server.url
         finally:
             fcntl.flock(users, fcntl.LOCK_UN)
@@ -145,10 +149,32 @@ def _stop_if_last(users: IO[str], server: RedisServer, owned: RedisServer | None
         with _locked(server.data_dir / "start.lock"):
             if owned is not None and owned.process is not None:
                 owned.stop()
-            elif server.answers_ping():
+                _marker(server).unlink(missing_ok=True)
+            elif server.answers_ping() and _is_managed(server):
                 _shutdown(server)
+                _marker(server).unlink(missing_ok=True)
     finally:
         fcntl.flock(users, fcntl.LOCK_UN)
+
+
+def _marker(server: RedisServer) -> Path:
+    """Holds the pid of the redis-server this protocol started, so the last user stops
+    only that one, never a server some other tool started on the same socket."""
+    return server.data_dir / "managed.pid"
+
+
+def _is_managed(server: RedisServer) -> bool:
+    try:
+        recorded = int(_marker(server).read_text())
+    except (OSError, ValueError):
+        return False
+    client = redis.Redis(unix_socket_path=str(server.socket_path), socket_timeout=2.0)
+    try:
+        return int(client.info("server")["process_id"]) == recorded
+    except (redis.RedisError, KeyError, ValueError):
+        return False
+    finally:
+        client.close()
 
 
 def _shutdown(server: RedisServer, timeout: float = 10.0) -> None:

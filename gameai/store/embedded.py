@@ -58,6 +58,9 @@ class RedisServer:
 
     def start(self, *, timeout: float = 10.0) -> RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.port is None and self.answers_ping():  # two servers must never share files
+            raise StoreUnavailable(f"a Redis server already runs on {self.socket_path}: use "
+                                   f"it ({self.url}) or stop it first")
         if self.port is None and len(bytes(self.socket_path)) > MAX_SOCKET_PATH:
             raise StoreUnavailable(
                 f"the data directory {self.data_dir} is too deep for a unix socket "

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from gameai.store import ModelStore
+from gameai.store import ModelStore, RedisServer, StoreUnavailable
 from gameai.store.connect import StoreSettings, default_data_dir, embedded_redis, open_store
 from gameai.store.errors import InvalidArgument
 
@@ -71,3 +71,13 @@ def test_last_user_stops_a_server_it_did_not_start(tmp_path):
     ModelStore.from_url(url).ping()
     inner.__exit__(None, None, None)
     assert not (data / "redis" / "redis.sock").exists()
+
+
+def test_a_server_started_by_another_tool_is_used_but_never_stopped(tmp_path):
+    data = tmp_path / "data"
+    with RedisServer(data / "redis", persist=False) as foreign:
+        with embedded_redis(data) as url:
+            assert url == foreign.url
+        assert foreign.answers_ping(), "not ours to stop"
+        with pytest.raises(StoreUnavailable, match="already runs"):
+            RedisServer(data / "redis").start()
