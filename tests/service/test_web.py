@@ -1,0 +1,94 @@
+"""The web board end to end in a real headless Chromium: play a game to its end by
+clicking, see the model's replies and the heat map, watch AI against AI."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.service.conftest import RunningServer
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.skip("chromium is not installed (Debian: chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server: RunningServer):
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server.http}/")
+    yield page
+    context.close()
+    assert errors == []
+
+
+def pieces(page, player: str) -> int:
+    return page.locator(f"#board .cell.{player}").count()
+
+
+def test_play_a_game_to_the_end_by_clicking(page, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    status = page.locator("#status")
+    expect(status).to_have_text("Your move (X)", timeout=10_000)
+    heat = page.locator("#board .cell[data-value]:not([data-value=''])")
+    expect(heat).to_have_count(9)  # every legal move of the empty board has a value
+    moves = 0
+    while not re.search(r"wins|Draw", status.inner_text()):
+        assert moves < 5
+        o_before = pieces(page, "O")
+        page.locator("#board .cell:not([disabled])").first.click()
+        moves += 1
+        expect(status).to_have_text(re.compile(r"Your move \(X\)|wins|Draw"), timeout=10_000)
+        if not re.search(r"wins|Draw", status.inner_text()):
+            assert pieces(page, "O") == o_before + 1  # the model replied
+            expect(page.locator("#answered-by")).to_contain_text("model version 1")
+    page.screenshot(path=str(tmp_path / "board.png"))
+    assert pieces(page, "O") >= 2
+    final = status.inner_text()
+    assert "you beat the model" not in final  # the perfect model never loses
+    assert page.locator("#score-ai").inner_text() != "0" or \
+        page.locator("#score-draw").inner_text() != "0"
+    assert page.locator("#board .cell:not([disabled])").count() == 0
+
+
+def test_ai_plays_first_when_you_choose_o(page) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+    page.select_option("#side", "O")
+    expect(page.locator("#status")).to_have_text("Your move (O)", timeout=10_000)
+    assert pieces(page, "X") == 1 and pieces(page, "O") == 0
+    options = page.locator("#model option").all_inner_texts()
+    assert any("version 1" in o for o in options)
+
+
+def test_ai_against_ai_ends_in_a_draw(page) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+    page.click("#autoplay")
+    expect(page.locator("#status")).to_have_text("Draw (AI vs AI)", timeout=20_000)
+    assert pieces(page, "X") == 5 and pieces(page, "O") == 4
+    assert page.locator("#auto-draw").inner_text() == "1"
