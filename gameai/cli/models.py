@@ -73,6 +73,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
 
 
+def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("store", help="time the model store's operations on a private Redis")
+    p.add_argument("-n", type=int, default=300, help="calls per operation (default 300)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_store)
+
+
+def run_bench_store(args: argparse.Namespace) -> int:
+    from gameai.store import bench
+
+    figures = bench.run(n=args.n, progress=not args.json)
+    if args.json:
+        _print_json(figures)
+    else:
+        for key, value in figures.items():
+            print(f"{key:>26}: {value:,}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the store, run the action, and turn store errors into one-line failures."""
     from gameai.cli import CommandError
