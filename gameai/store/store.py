@@ -400,16 +400,19 @@ class ModelStore:
                 event["weight"] = weight
             if moved:
                 event["from"] = current
+            entry = json.dumps(change.to_json()) if moved else ""
             with self._errors():
                 status, detail = self._change_alias(
                     keys=[k.index(game), k.aliases(game), k.history(game), k.counter,
                           k.weight(game)],
                     args=[alias, "" if not moved else str(to),
-                          "" if current is None else str(current),
-                          json.dumps(change.to_json()) if moved else "",
+                          "" if current is None else str(current), entry,
                           "" if weight is None else str(weight), json.dumps(event), k.events])
-            if status == b"ok":
-                return change
+                # a conflict whose newest history entry is ours: redis-py retried this very
+                # script after its reply was lost, so the change is done (never do it twice)
+                if status == b"ok" or (moved and status == b"conflict" and as_text(
+                        self._redis.lindex(k.history(game), -1) or b"") == entry):
+                    return change
             if status == b"missing":
                 raise UnknownVersion(self._missing_message(game, int(detail)))
         raise StoreError(f"{game} alias {alias!r} kept changing; try again")
