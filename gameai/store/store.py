@@ -34,7 +34,7 @@ from typing import Any
 from gameai.models import CorruptModel, Model, load_model
 from gameai.models.info import now_iso
 from gameai.store import policy, scripts
-from gameai.store.errors import AliasRefused, StoreError, UnknownVersion
+from gameai.store.errors import AliasRefused, InvalidArgument, StoreError, UnknownVersion
 from gameai.store.keys import Keys
 from gameai.store.records import AliasChange, Rollout, VersionRecord
 from gameai.store.subscription import Event, Subscription
@@ -117,7 +117,8 @@ class ModelStore:
         A publish retried after a lost reply does not create a second version. To make your
         own retries safe too (after ``StoreUnavailable``), pass the same ``token`` (any
         string up to 128 characters, say a uuid) each time: within a day, publishing with a
-        token already used returns the version it created instead of a new one.
+        token already used returns the version it created instead of a new one (and
+        refuses, with ``InvalidArgument``, if that version holds other bytes).
         """
         data = bytes(payload)
         model = load_model(data)
@@ -140,6 +141,9 @@ class ModelStore:
             earlier = self.version(game=game, version=int(version))
             if earlier is None:
                 raise UnknownVersion(self._missing_message(game, int(version)))
+            if earlier.sha256 != record.sha256:
+                raise InvalidArgument(f"publish token {token!r} already published {game} "
+                                      f"version {earlier.version} with other bytes")
             return earlier
         return VersionRecord(**{**record.__dict__, "version": int(version)})
 

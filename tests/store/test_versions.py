@@ -87,6 +87,10 @@ def test_the_same_token_publishes_once(store, make_payload):
     first = store.publish(make_payload(1), by="test", token="job-42")
     again = store.publish(make_payload(1), by="test", token="job-42")
     assert again == first and len(store.versions(game="tictactoe")) == 1
+    with pytest.raises(InvalidArgument, match="already published tictactoe version 1 with "
+                                              "other bytes"):
+        store.publish(make_payload(2), by="test", token="job-42")
+    assert len(store.versions(game="tictactoe")) == 1
     with pytest.raises(InvalidArgument):
         store.publish(make_payload(1), by="test", token="has space")
 
