@@ -81,8 +81,11 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_bench_store(args: argparse.Namespace) -> int:
+    from gameai.cli import CommandError
     from gameai.store import bench
 
+    if args.n < 1:
+        raise CommandError(f"-n must be at least 1, not {args.n}", status=2)
     figures = bench.run(n=args.n, progress=not args.json)
     if args.json:
         _print_json(figures)

@@ -105,11 +105,14 @@ def gc_victims(versions: Iterable[int], *, keep: int, aliases: Mapping[str, int]
     """
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise InvalidArgument(f"gc must keep at least 1 version, not {keep!r}")
-    if window_seconds < 0:
+    if not (isinstance(window_seconds, int | float) and window_seconds >= 0):  # NaN too
         raise InvalidArgument(f"gc window must be 0 seconds or more, not {window_seconds}")
     ordered = sorted(set(versions))
     protected = set(ordered[-keep:]) | set(aliases.values())
-    since = now - dt.timedelta(seconds=window_seconds)
+    try:
+        since = now - dt.timedelta(seconds=window_seconds)
+    except OverflowError:  # a window longer than the calendar: all of history
+        since = dt.datetime.min.replace(tzinfo=dt.UTC)
     for change in history:
         if parse_time(change.at) >= since:
             protected.update(v for v in (change.from_version, change.to_version) if v)

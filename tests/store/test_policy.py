@@ -78,3 +78,15 @@ def test_invalid_weights_are_refused(weight):
 def test_describe_versions_groups_runs():
     assert describe_versions([5, 1, 2, 3, 9, 10]) == "versions: 1-3, 5, 9-10"
     assert describe_versions([]) == "no versions stored"
+
+
+@pytest.mark.parametrize("window", [-1.0, float("nan")])
+def test_gc_refuses_a_bad_window(window):
+    with pytest.raises(InvalidArgument, match="window"):
+        gc_victims([1, 2], keep=1, aliases={}, history=[], window_seconds=window, now=NOW)
+
+
+def test_gc_window_longer_than_the_calendar_keeps_all_named_versions():
+    history = [change(None, 1, days_ago=3000)]
+    assert gc_victims([1, 2, 3], keep=1, aliases={}, history=history,
+                      window_seconds=float("inf"), now=NOW) == [2]
