@@ -20,6 +20,11 @@ _ALIAS = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 _GAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
+def is_number(ref: str) -> bool:
+    """Whether ``ref`` names a version by number (ASCII digits only: ``"²"`` is no number)."""
+    return ref.isascii() and ref.isdigit()
+
+
 def check_alias(alias: str) -> str:
     """``alias`` if it is a valid name: a letter, then up to 63 letters, digits, ``. _ -``
     (so it can never be mistaken for a version number), and not ``latest``.

@@ -221,8 +221,8 @@ class ModelStore:
         return None if raw is None else dict(json.loads(raw))
 
     def _missing_message(self, game: str, version: int | str) -> str:
-        tombstone = self.deleted(game=game, version=int(version)) if str(version).isdigit() \
-            else None
+        tombstone = self.deleted(game=game, version=int(version)) \
+            if policy.is_number(str(version)) else None
         if tombstone:
             return (f"{game} version {version} was deleted by gc at {tombstone.get('at')} "
                     f"(by {tombstone.get('by')})")
@@ -285,7 +285,7 @@ class ModelStore:
         """
         policy.check_game(game)
         ref = str(ref).strip()
-        if ref.isdigit():
+        if policy.is_number(ref):
             version = int(ref)
             return version if self.version(game=game, version=version) else None
         if ref == policy.LATEST:

@@ -98,7 +98,7 @@ def parse_store_url(url: str) -> StoreUrl:
             if db_text:
                 raise bad("the db is given twice (path and ?db=)")
             db_text = path
-    if db_text and not (db_text.isdigit() and int(db_text) < 1 << 16):
+    if db_text and not (db_text.isascii() and db_text.isdigit() and int(db_text) < 1 << 16):
         raise bad("the db must be a whole number (0, 1, ...)")
     has_password = parts.password is not None or bool(query.get("password", [""])[-1])
     return StoreUrl(url=url, scheme=parts.scheme, db=int(db_text or 0), has_password=has_password)

@@ -98,7 +98,8 @@ def test_resolve_names_numbers_aliases_and_latest(store, publish):
     publish(3)
     store.set_alias(game="tictactoe", alias="staging", version=2, by="ops")
     assert [store.resolve(game="tictactoe", ref=r) for r in ("1", "staging", "latest", "8",
-                                                              "nope")] == [1, 2, 3, None, None]
+                                                              "nope", "²")] == [1, 2, 3, None,
+                                                                               None, None]
 
 
 @pytest.mark.parametrize("weight", [0, 1, 10, 37, 50, 99, 100])
