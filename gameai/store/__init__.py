@@ -1,7 +1,14 @@
-"""The Redis-backed model store. See :mod:`gameai.store.store` for the contract."""
+"""The Redis-backed model store. See :mod:`gameai.store.store` for the contract,
+:mod:`gameai.store.connect` to open it from settings, and docs/store.md."""
 
 from gameai.store.embedded import RedisServer
-from gameai.store.errors import AliasRefused, StoreError, StoreUnavailable, UnknownVersion
+from gameai.store.errors import (
+    AliasRefused,
+    InvalidArgument,
+    StoreError,
+    StoreUnavailable,
+    UnknownVersion,
+)
 from gameai.store.records import AliasChange, Rollout, VersionRecord
 from gameai.store.routing import choose_version
 from gameai.store.store import Event, ModelStore, Subscription
@@ -10,6 +17,7 @@ __all__ = [
     "AliasChange",
     "AliasRefused",
     "Event",
+    "InvalidArgument",
     "ModelStore",
     "RedisServer",
     "Rollout",
