@@ -46,6 +46,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--seconds", type=float, default=3.0, help="per measurement (default 3)")
     p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
     p.add_argument("--workers", default="1,2", help="server process counts to compare")
+    p.add_argument("--client-processes", type=int, default=2,
+                   help="load-generating processes (default 2)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench)
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
 from gameai.store import AliasChange, StoreUnavailable, UnknownVersion, VersionRecord
-from service.batch import best_moves, parse_boards
+from service.batch import best_moves, move_values, parse_boards, to_move
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from service.registry import VALUE_DECIMALS, Loaded, Registry, Served
 
@@ -119,12 +119,10 @@ def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], m
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
-    parsed = parse_boards(loaded.model.game, boards)
-    values = np.round(loaded.model.move_values(parsed).astype(np.float64),
-                      VALUE_DECIMALS).astype(np.float64)
+    x, o = parse_boards(loaded.model.game, boards)
+    values = np.round(move_values(loaded.model, x, o), VALUE_DECIMALS)
     best, value = best_moves(values)
-    to_move = ["X" if b.x.bit_count() == b.o.bit_count() else "O" for b in parsed]
-    return BatchAnswer(loaded.model.game, loaded.version, to_move, value, best,
+    return BatchAnswer(loaded.model.game, loaded.version, to_move(x, o), value, best,
                        values if include_move_values else None)
 
 

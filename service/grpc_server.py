@@ -105,16 +105,14 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                     client_id=request.client_id, max_batch=settings.max_batch,
                                     include_move_values=request.include_move_values)
             cols = a.game.cols
-            Move, Position = move_pb2.Move, move_pb2.PositionValue
-            results = [Position(to_move=t, value=v, move=Move(row=b // cols, col=b % cols,
-                                                               index=b))
-                       for t, v, b in zip(a.to_move, a.values.tolist(), a.best.tolist(),
-                                          strict=True)]
+            best = a.best
+            response = move_pb2.EvaluateBatchResponse(
+                game=a.game.name, model_version=a.version, to_move=a.to_move,
+                value=a.values.tolist(), move_row=(best // cols).tolist(),
+                move_col=(best % cols).tolist(), move_index=best.tolist(), cells=a.game.cells)
             if a.move_values is not None:
-                for result, row in zip(results, a.move_values.tolist(), strict=True):
-                    result.move_values.extend(row)
-            return move_pb2.EvaluateBatchResponse(game=a.game.name, model_version=a.version,
-                                                  results=results), a.version
+                response.move_values.extend(a.move_values.ravel().tolist())
+            return response, a.version
         return await self.edge.call("EvaluateBatch", request.game, context, work)
 
 

@@ -1,12 +1,24 @@
 """The server's Prometheus metrics, named exactly as ``docs/contracts.md`` lists them.
 
 Everything is created on a registry passed in (a fresh ``CollectorRegistry`` in tests, so
-they read samples back without seeing other tests' traffic).
+they read samples back without seeing other tests' traffic). With several worker processes
+(``PROMETHEUS_MULTIPROC_DIR`` set) the values live in shared files and :func:`exposition`
+merges them; each gauge says how (in-flight requests add up, store health takes the worst).
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
            0.5, 1.0, 2.5)
@@ -27,26 +39,28 @@ class Metrics:
             "gameai_request_duration_seconds", "Request latency in seconds.",
             ["transport", "method"], buckets=BUCKETS, registry=r)
         self.inflight = Gauge("gameai_inflight_requests", "Requests being served.",
-                              ["transport"], registry=r)
+                              ["transport"], registry=r, multiprocess_mode="livesum")
         self.alias_version = Gauge("gameai_alias_version",
                                    "The version each alias serves on this server.",
-                                   ["game", "alias"], registry=r)
+                                   ["game", "alias"], registry=r,
+                                   multiprocess_mode="livemostrecent")
         self.canary_weight = Gauge("gameai_canary_weight",
                                    "Percent of traffic sent to the canary alias.", ["game"],
-                                   registry=r)
+                                   registry=r, multiprocess_mode="livemostrecent")
         self.model_evaluation = Gauge(
             "gameai_model_evaluation", "The serving versions' evaluation figures.",
-            ["game", "alias", "metric"], registry=r)
+            ["game", "alias", "metric"], registry=r, multiprocess_mode="livemostrecent")
         self.model_loads = Counter("gameai_model_loads", "Model load attempts by result "
                                    "(ok, corrupt, missing, error).", ["game", "result"],
                                    registry=r)
         self.models_loaded = Gauge("gameai_models_loaded", "Versions held in memory.",
-                                   ["game"], registry=r)
+                                   ["game"], registry=r, multiprocess_mode="livemax")
         self.store_up = Gauge("gameai_store_up", "1 while the store answers, 0 while it does "
-                              "not.", registry=r)
+                              "not.", registry=r, multiprocess_mode="livemin")
         self.store_reconnects = Counter("gameai_store_reconnects",
                                         "Reconnections to the store.", registry=r)
-        self.ready = Gauge("gameai_ready", "1 when /readyz would answer 200.", registry=r)
+        self.ready = Gauge("gameai_ready", "1 when /readyz would answer 200.", registry=r,
+                           multiprocess_mode="livemin")
 
     def observe(self, transport: str, method: str, game: str, version: int | None, code: str,
                 seconds: float) -> None:
@@ -54,3 +68,13 @@ class Metrics:
         self.requests.labels(transport, method, game, "" if version is None else str(version),
                              code).inc()
         self.duration.labels(transport, method).observe(seconds)
+
+
+def exposition(metrics: Metrics) -> tuple[bytes, str]:
+    """The text a scrape gets, and its content type: this process's registry, or every
+    worker's merged when running several."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        merged = CollectorRegistry()
+        multiprocess.MultiProcessCollector(merged)
+        return generate_latest(merged), CONTENT_TYPE_LATEST
+    return generate_latest(metrics.registry), CONTENT_TYPE_LATEST

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -20,13 +21,19 @@ from fastapi import Depends, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field
 
 from gameai.games import GameError
 from gameai.store import StoreError
 from service import core
-from service.errors import RequestTooLarge, ServiceError, Unauthenticated, classify
+from service.errors import (
+    InvalidRequest,
+    RequestTooLarge,
+    ServiceError,
+    Unauthenticated,
+    classify,
+)
+from service.metrics import exposition
 from service.runtime import Runtime
 
 WEB_DIR = Path(__file__).parent / "web"
@@ -80,6 +87,21 @@ class EvaluateOut(BaseModel):
     moves: list[MoveValueOut]
 
 
+class BatchOut(BaseModel):
+    """Column by column: entry ``i`` of every list answers ``boards[i]``."""
+
+    game: str
+    model_version: int
+    to_move: list[str]
+    value: list[float]
+    move_row: list[int]
+    move_col: list[int]
+    move_index: list[int]
+    move_values: list[list[float | None]] | None = Field(
+        None, description="with include_move_values: per board, every cell's value "
+        "row-major, null where the move is illegal")
+
+
 def create_app(runtime: Runtime) -> FastAPI:
     """The REST application over ``runtime`` (registry, metrics, settings, drain state)."""
     app = FastAPI(title="gameai move server", version="1",
@@ -92,43 +114,54 @@ def create_app(runtime: Runtime) -> FastAPI:
         request.scope["gameai"] = (method, game, version)
         return JSONResponse(body)
 
-    @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"])
-    async def best_move(game: str, body: MoveRequest, request: Request) -> Response:
+    @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"],
+              openapi_extra=_body_schema(MoveRequest))
+    async def best_move(game: str, request: Request) -> Response:
         request.scope["gameai"] = ("BestMove", game, None)
-        a = core.best_move(registry, game=game, board=body.board, model=body.model,
-                           client_id=body.client_id)
+        body = await _json_body(request, required=("board",))
+        a = core.best_move(registry, game=game, board=body["board"],
+                           model=body.get("model", ""), client_id=body.get("client_id", ""))
         m = a.move
         return answer(request, "BestMove", a.game, {
             "game": a.game, "model_version": a.version,
             "move": {"row": m.row, "col": m.col, "index": m.index}, "value": a.value},
             a.version)
 
-    @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"])
-    async def evaluate(game: str, body: MoveRequest, request: Request) -> Response:
+    @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
+              openapi_extra=_body_schema(MoveRequest))
+    async def evaluate(game: str, request: Request) -> Response:
         request.scope["gameai"] = ("Evaluate", game, None)
-        a = core.evaluate(registry, game=game, board=body.board, model=body.model,
-                          client_id=body.client_id)
+        body = await _json_body(request, required=("board",))
+        a = core.evaluate(registry, game=game, board=body["board"],
+                          model=body.get("model", ""), client_id=body.get("client_id", ""))
         e = a.evaluation
         return answer(request, "Evaluate", a.game, {
             "game": a.game, "model_version": a.version, "to_move": e.to_move, "value": e.value,
             "moves": [{"row": m.row, "col": m.col, "index": m.index, "value": m.value}
                       for m in e.moves]}, a.version)
 
-    @app.post("/v1/games/{game}/evaluate-batch", tags=["moves"])
-    async def evaluate_batch(game: str, body: BatchRequest, request: Request) -> Response:
+    @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
+              openapi_extra=_body_schema(BatchRequest))
+    async def evaluate_batch(game: str, request: Request) -> Response:
         request.scope["gameai"] = ("EvaluateBatch", game, None)
-        a = core.evaluate_batch(registry, game=game, boards=body.boards, model=body.model,
-                                client_id=body.client_id, max_batch=settings.max_batch,
-                                include_move_values=body.include_move_values)
-        cols = a.game.cols
-        results: list[dict[str, Any]] = [
-            {"to_move": t, "value": v, "move": {"row": b // cols, "col": b % cols, "index": b}}
-            for t, v, b in zip(a.to_move, a.values.tolist(), a.best.tolist(), strict=True)]
+        body = await _json_body(request, required=("boards",))
+        boards, include = body["boards"], body.get("include_move_values", False)
+        if not isinstance(boards, list):
+            raise InvalidRequest("must be a list of boards", field="boards")
+        if not isinstance(include, bool):
+            raise InvalidRequest("must be true or false", field="include_move_values")
+        a = core.evaluate_batch(registry, game=game, boards=boards, model=body.get("model", ""),
+                                client_id=body.get("client_id", ""),
+                                max_batch=settings.max_batch, include_move_values=include)
+        cols, best = a.game.cols, a.best
+        out: dict[str, Any] = {
+            "game": a.game.name, "model_version": a.version, "to_move": a.to_move,
+            "value": a.values.tolist(), "move_row": (best // cols).tolist(),
+            "move_col": (best % cols).tolist(), "move_index": best.tolist()}
         if a.move_values is not None:
-            for result, row in zip(results, a.move_values.tolist(), strict=True):
-                result["move_values"] = [None if x != x else x for x in row]
-        return answer(request, "EvaluateBatch", a.game.name, {
-            "game": a.game.name, "model_version": a.version, "results": results}, a.version)
+            out["move_values"] = [[None if x != x else x for x in row]
+                                  for row in a.move_values.tolist()]
+        return answer(request, "EvaluateBatch", a.game.name, out, a.version)
 
     @app.get("/v1/games", tags=["models"])
     async def list_games(request: Request) -> Response:
@@ -170,8 +203,8 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.get("/metrics", tags=["health"])
     async def metrics() -> Response:
-        return Response(generate_latest(runtime.metrics.registry),
-                        media_type=CONTENT_TYPE_LATEST)
+        body, content_type = exposition(runtime.metrics)
+        return Response(body, media_type=content_type)
 
     @app.get("/", include_in_schema=False)
     async def index() -> Response:
@@ -208,6 +241,27 @@ def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
                                 version=body.version, weight=body.weight, by=_who(request))
         return answer(request, "SetCanary", game, {"game": game, "version": body.version,
                                                      "weight": body.weight}, body.version)
+
+
+def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that parses its JSON itself."""
+    return {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": model.model_json_schema()}}}}
+
+
+async def _json_body(request: Request, *, required: tuple[str, ...]) -> dict[str, Any]:
+    """The request's JSON object, parsed here rather than by pydantic: the move routes are
+    the hot path, and the core checks every field's type and names it when wrong."""
+    try:
+        body = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidRequest(f"not valid JSON: {str(e)[:80]}", field="body") from None
+    if not isinstance(body, dict):
+        raise InvalidRequest("must be a JSON object", field="body")
+    for name in required:
+        if name not in body:
+            raise InvalidRequest("is required", field=name)
+    return body
 
 
 def _who(request: Request) -> str:

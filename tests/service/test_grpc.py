@@ -54,10 +54,12 @@ def test_evaluate_matches_rest_semantics(moves) -> None:
 def test_batch(moves) -> None:
     r = moves.EvaluateBatch(move_pb2.EvaluateBatchRequest(
         game="tictactoe", boards=["XX-|OO-|---", "X--|-O-|---"], include_move_values=True))
-    assert r.model_version == 1 and len(r.results) == 2
-    assert r.results[0].move.index == 2 and r.results[0].to_move == "X"
-    values = list(r.results[1].move_values)
+    assert r.model_version == 1 and r.cells == 9 and list(r.to_move) == ["X", "X"]
+    assert list(r.move_index) == [2, 1] and list(r.move_row) == [0, 0]
+    assert list(r.move_col) == [2, 1] and r.value[0] > 0.5
+    values = list(r.move_values)[9:]  # the second board's cells
     assert len(values) == 9 and values[0] != values[0] and values[4] != values[4]  # NaN
+    assert values[1] == pytest.approx(r.value[1])
 
 
 @pytest.mark.parametrize("case", ERROR_CASES, ids=lambda c: c.name)

@@ -54,10 +54,11 @@ def test_batch_returns_one_result_per_board(http: httpx.Client) -> None:
                   json={"boards": ["XX-|OO-|---", "X--|-O-|---"], "include_move_values": True})
     body = r.json()
     assert r.status_code == 200 and body["model_version"] == 1
-    first, second = body["results"]
-    assert first["move"] == {"row": 0, "col": 2, "index": 2} and first["to_move"] == "X"
-    assert second["move_values"][0] is None and second["move_values"][4] is None
-    assert len(second["move_values"]) == 9
+    assert (body["move_row"], body["move_col"], body["move_index"]) == ([0, 0], [2, 1], [2, 1])
+    assert body["to_move"] == ["X", "X"] and body["value"][0] > 0.5
+    second = body["move_values"][1]
+    assert len(second) == 9 and second[0] is None and second[4] is None
+    assert second[1] == body["value"][1]
 
 
 @pytest.mark.parametrize("case", ERROR_CASES, ids=lambda c: c.name)

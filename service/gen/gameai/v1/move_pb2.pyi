@@ -93,24 +93,24 @@ class EvaluateBatchRequest(_message.Message):
     include_move_values: bool
     def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ...) -> None: ...
 
-class PositionValue(_message.Message):
-    __slots__ = ("to_move", "value", "move", "move_values")
-    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
-    VALUE_FIELD_NUMBER: _ClassVar[int]
-    MOVE_FIELD_NUMBER: _ClassVar[int]
-    MOVE_VALUES_FIELD_NUMBER: _ClassVar[int]
-    to_move: str
-    value: float
-    move: Move
-    move_values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, to_move: _Optional[str] = ..., value: _Optional[float] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., move_values: _Optional[_Iterable[float]] = ...) -> None: ...
-
 class EvaluateBatchResponse(_message.Message):
-    __slots__ = ("game", "model_version", "results")
+    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
-    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    MOVE_ROW_FIELD_NUMBER: _ClassVar[int]
+    MOVE_COL_FIELD_NUMBER: _ClassVar[int]
+    MOVE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    MOVE_VALUES_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
-    results: _containers.RepeatedCompositeFieldContainer[PositionValue]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., results: _Optional[_Iterable[_Union[PositionValue, _Mapping]]] = ...) -> None: ...
+    to_move: _containers.RepeatedScalarFieldContainer[str]
+    value: _containers.RepeatedScalarFieldContainer[float]
+    move_row: _containers.RepeatedScalarFieldContainer[int]
+    move_col: _containers.RepeatedScalarFieldContainer[int]
+    move_index: _containers.RepeatedScalarFieldContainer[int]
+    cells: int
+    move_values: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ...) -> None: ...

@@ -1,0 +1,65 @@
+"""Settings: flags over environment, files for secrets, refusals that name the setting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.settings import SettingsError, load_settings
+
+
+def test_defaults_follow_the_contract() -> None:
+    s = load_settings({}, {})
+    assert (s.http_port, s.grpc_port, s.host, s.games) == (8000, 50051, "127.0.0.1",
+                                                          ("tictactoe",))
+    assert s.store_url is None and s.admin_token is None and s.store_prefix == "gameai"
+
+
+def test_flags_win_over_the_environment() -> None:
+    env = {"GAMEAI_HTTP_PORT": "9000", "GAMEAI_GAMES": "four-in-a-row",
+           "GAMEAI_STORE_URL": "redis://env:6379/0"}
+    s = load_settings({"http_port": "9100", "store_url": None}, env)
+    assert s.http_port == 9100 and s.games == ("four-in-a-row",)
+    assert s.store_url == "redis://env:6379/0"
+
+
+def test_games_are_normalised_and_deduplicated() -> None:
+    s = load_settings({"games": "tictactoe, mnk-3x3-3 ,connect-four"}, {})
+    assert s.games == ("tictactoe", "connect-four")
+
+
+@pytest.mark.parametrize(("flags", "env", "message"), [
+    ({"http_port": "http"}, {}, "GAMEAI_HTTP_PORT (--http-port): must be a whole number"),
+    ({}, {"GAMEAI_GRPC_PORT": "70000"}, "GAMEAI_GRPC_PORT (--grpc-port): must be between"),
+    ({"games": "chess"}, {}, "GAMEAI_GAMES (--games): unknown game 'chess'"),
+    ({"games": " , "}, {}, "GAMEAI_GAMES (--games): must name at least one game"),
+    ({"store_url": "http://x"}, {}, "GAMEAI_STORE_URL (--store): must start with redis://"),
+    ({"log_level": "loud"}, {}, "GAMEAI_LOG_LEVEL (--log-level): must be one of"),
+    ({"workers": "0"}, {}, "GAMEAI_WORKERS (--workers): must be between 1 and 64"),
+    ({"grace_seconds": "1", "drain_seconds": "5"}, {}, "GAMEAI_DRAIN_SECONDS"),
+])
+def test_bad_values_name_the_setting(flags: dict[str, str], env: dict[str, str],
+                                     message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_settings(flags, env)
+
+
+def test_admin_token_is_never_shown(tmp_path: Path) -> None:
+    secret = "s3cret-token-that-is-long-enough"
+    s = load_settings({}, {"GAMEAI_ADMIN_TOKEN": secret})
+    assert s.admin_token == secret and secret not in repr(s)
+    with pytest.raises(SettingsError) as caught:
+        load_settings({}, {"GAMEAI_ADMIN_TOKEN": "short-secret"})
+    assert "short-secret" not in str(caught.value) and "GAMEAI_ADMIN_TOKEN" in str(caught.value)
+
+
+def test_secrets_come_from_files(tmp_path: Path) -> None:
+    token, url = tmp_path / "token", tmp_path / "url"
+    token.write_text("file-token-0123456789abcdef\n")
+    url.write_text("redis://:pw@db:6379/2\n")
+    s = load_settings({"admin_token_file": str(token)}, {"GAMEAI_STORE_URL_FILE": str(url)})
+    assert s.admin_token == "file-token-0123456789abcdef"
+    assert s.store_url == "redis://:pw@db:6379/2"
+    with pytest.raises(SettingsError, match=r"GAMEAI_ADMIN_TOKEN_FILE .*cannot read"):
+        load_settings({"admin_token_file": str(tmp_path / "missing")}, {})
