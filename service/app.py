@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from gameai.store import ModelStore, RedisServer
+from gameai.store import ModelStore
+from gameai.store.connect import embedded_redis
 from service.grpc_server import build_server, set_health
 from service.metrics import Metrics
 from service.registry import Registry
@@ -162,9 +163,9 @@ def store_url(settings: Settings) -> Iterator[str]:
     if settings.store_url:
         yield settings.store_url
         return
-    log.info("no store URL: starting an embedded Redis in %s", settings.data_dir / "redis")
-    with RedisServer(settings.data_dir / "redis") as server:
-        yield server.url
+    log.info("no store URL: using the embedded Redis in %s", settings.data_dir / "redis")
+    with embedded_redis(settings.data_dir) as url:
+        yield url
 
 
 def serve(settings: Settings) -> int:

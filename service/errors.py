@@ -24,7 +24,7 @@ import grpc
 
 from gameai.games import GameError, GameOver, InvalidBoard, UnknownGame
 from gameai.models import CorruptModel
-from gameai.store.errors import AliasRefused, StoreUnavailable
+from gameai.store.errors import AliasRefused, InvalidArgument, StoreUnavailable
 
 
 class ServiceError(Exception):
@@ -84,6 +84,7 @@ _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
     (AliasRefused, 409, grpc.StatusCode.FAILED_PRECONDITION),
     (CorruptModel, 409, grpc.StatusCode.FAILED_PRECONDITION),
     (InvalidRequest, 422, grpc.StatusCode.INVALID_ARGUMENT),
+    (InvalidArgument, 422, grpc.StatusCode.INVALID_ARGUMENT),
     (InvalidBoard, 422, grpc.StatusCode.INVALID_ARGUMENT),
     (GameError, 422, grpc.StatusCode.INVALID_ARGUMENT),
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gameai.games import GameError, get_game
+from gameai.store.connect import default_data_dir
 
 MIN_TOKEN_LENGTH = 16
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -28,7 +29,7 @@ class SettingsError(ValueError):
 class Settings:
     store_url: str | None = None
     store_prefix: str = "gameai"
-    data_dir: Path = field(default_factory=lambda: Path("~/.local/share/gameai").expanduser())
+    data_dir: Path = field(default_factory=lambda: default_data_dir({}))
     http_port: int = 8000
     grpc_port: int = 50051
     host: str = "127.0.0.1"
@@ -160,6 +161,7 @@ def load_settings(flags: Mapping[str, Any] | None = None,
             values[name] = parse(str(raw))
         except ValueError as e:
             raise SettingsError(f"{source}: {e}") from None
+    values.setdefault("data_dir", default_data_dir(env))
     settings = Settings(**values)
     if settings.drain_seconds > settings.grace_seconds:
         raise SettingsError(f"GAMEAI_DRAIN_SECONDS (--drain-seconds): must not exceed the grace "
