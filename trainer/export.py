@@ -1,0 +1,81 @@
+"""Vectorised helpers that turn learner tables into model rows.
+
+A model row holds, for one canonical position, the value of every move in the canonical
+orientation (see :mod:`gameai.models.model`). Learners that share values across
+symmetric positions (td) read their tables at the canonical children directly; learners
+that keep seed 003's raw keys (tally, qlearning) have seen each position in several
+orientations, and :func:`pool_images` merges those observations into one row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games import Game
+from gameai.games.keys import U64, canonical_keys_and_syms, masks_from_base3
+from gameai.games.positions import playable_masks
+
+F64 = npt.NDArray[np.float64]
+
+
+@dataclass
+class Children:
+    """Every move of ``n`` positions: ``(n, cells)`` arrays, meaningful where ``legal``."""
+
+    x: U64
+    o: U64
+    legal: npt.NDArray[np.bool_]
+    won: npt.NDArray[np.bool_]  # the mover completes a line
+    full: npt.NDArray[np.bool_]  # the board is full afterwards
+    x_to_move: npt.NDArray[np.bool_]  # (n,)
+
+    @property
+    def terminal(self) -> npt.NDArray[np.bool_]:
+        return self.won | self.full
+
+
+def expand(game: Game, x: U64, o: U64) -> Children:
+    """The children of the positions ``(x[i], o[i])`` (none of them finished)."""
+    cells = game.cells
+    bits = np.uint64(1) << np.arange(cells, dtype=np.uint64)
+    x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
+    legal = (playable_masks(game, x | o)[:, None] & bits) != 0
+    mover = np.where(x_to_move, x, o)[:, None] | bits
+    won = np.zeros((len(x), cells), dtype=bool)
+    for cell in range(cells):
+        for line in game.lines_through[cell]:
+            m = np.uint64(line)
+            won[:, cell] |= (mover[:, cell] & m) == m
+    cx = np.where(x_to_move[:, None], mover, x[:, None])
+    co = np.where(x_to_move[:, None], o[:, None], mover)
+    full = (cx | co) == np.uint64(game.full_mask)
+    return Children(cx, co, legal, won & legal, full & legal, x_to_move)
+
+
+def boards_of(game: Game, keys: U64) -> tuple[U64, U64]:
+    """The boards of base-3 ``keys``."""
+    return masks_from_base3(game, np.asarray(keys, dtype=np.uint64))
+
+
+def to_canonical(game: Game, raw_keys: U64, rows: npt.NDArray[np.generic]
+                 ) -> tuple[U64, npt.NDArray[np.generic]]:
+    """Each raw position's canonical key, and its per-cell ``rows`` (axis 1 is the cell)
+    moved into the canonical orientation."""
+    x, o = boards_of(game, raw_keys)
+    ckeys, syms = canonical_keys_and_syms(game, x, o)
+    inverse = np.array(game.inverse_symmetries, dtype=np.intp)[syms.astype(np.intp)]
+    index = inverse.reshape(inverse.shape + (1,) * (rows.ndim - 2))
+    return ckeys, np.take_along_axis(rows, index, axis=1)
+
+
+def pool_images(game: Game, raw_keys: U64, sums: F64) -> tuple[U64, F64]:
+    """Sum per-cell quantities ``sums`` (``(n, cells, ...)``) of raw positions over their
+    symmetric images: one row per canonical position, in the canonical orientation."""
+    ckeys, rows = to_canonical(game, raw_keys, sums)
+    unique, inverse = np.unique(ckeys, return_inverse=True)
+    pooled = np.zeros((len(unique), *rows.shape[1:]), dtype=np.float64)
+    np.add.at(pooled, inverse, rows)
+    return unique, pooled

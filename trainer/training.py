@@ -1,0 +1,149 @@
+"""The training loop shared by ``gameai train`` and the worker: play, export, evaluate.
+
+Training runs in rounds of ``eval_every`` games; after each round the learner's model is
+exported and evaluated, and the figures are kept as a :class:`Checkpoint` (the learning
+curves of ``--plot``). Rounds are counted in games, never in seconds, so the same seed
+stops at the same game and yields the same model bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gameai.games import Board, Game
+from gameai.models import Model
+from trainer.evaluate import evaluate, unbeatable
+from trainer.learner import Learner, Params, RoundStats, build_params
+from trainer.qlearning import QLearner
+from trainer.tally import TallyLearner
+from trainer.td import TdLearner
+
+LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
+                                      "qlearning": QLearner}
+EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between evaluations
+TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
+
+
+class CannotTrain(ValueError):
+    """The request cannot be trained as asked; the message says why."""
+
+
+def make_learner(game: Game, algorithm: str, *, seed: int = 0,
+                 params: dict[str, Any] | None = None) -> Learner:
+    """A fresh learner of ``algorithm`` for ``game``.
+
+    Raises:
+        CannotTrain: unknown algorithm, or a board too large for the tables.
+        BadParameter: a parameter is unknown or out of range.
+    """
+    cls = LEARNERS.get(algorithm)
+    if cls is None:
+        raise CannotTrain(f"unknown algorithm {algorithm!r}: self-play learners are "
+                          f"{', '.join(LEARNERS)} (mlp distils a trained table: --teacher)")
+    checked: Params = build_params(cls.params_type, params or {})
+    try:
+        return cls(game, seed=seed, params=checked)
+    except ValueError as e:
+        raise CannotTrain(str(e)) from e
+
+
+@dataclass
+class Checkpoint:
+    games: int
+    seconds: float  # training time so far, evaluation excluded
+    games_per_second: float  # over the last round
+    exploration: float
+    evaluation: dict[str, Any]
+    opening_values: list[float | None]  # each first move's value (None: not a legal move)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"games": self.games, "seconds": round(self.seconds, 4),
+                "games_per_second": round(self.games_per_second, 1),
+                "exploration": self.exploration, "evaluation": self.evaluation,
+                "opening_values": self.opening_values}
+
+
+@dataclass
+class TrainResult:
+    model: Model
+    evaluation: dict[str, Any]
+    history: list[Checkpoint] = field(default_factory=list)
+    stopped: str = "games"  # "games" | "unbeatable" | "interrupted"
+    seconds: float = 0.0  # self-play time, evaluation excluded
+
+
+def opening_values(model: Model) -> list[float | None]:
+    values: list[float | None] = [None] * model.game.cells
+    for move in model.evaluate(Board.empty(model.game)).moves:
+        values[move.index] = move.value
+    return values
+
+
+def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
+          eval_every: int | None = None, random_games: int = TRAINING_RANDOM_GAMES,
+          on_round: Callable[[RoundStats, Checkpoint], None] | None = None,
+          should_stop: Callable[[], bool] | None = None, record_time: bool = True,
+          created_at: str | None = None) -> TrainResult:
+    """Train ``learner`` for ``games`` more games, or until unbeatable (``games`` is then
+    the most it may play).
+
+    Args:
+        on_round: called after every round with its stats and checkpoint.
+        should_stop: asked between rounds; True ends training after the finished round.
+        record_time: put the training time into the model's metadata (off for byte-for-byte
+            reproducible files).
+        created_at: the creation time to record (default: now).
+    Raises:
+        CannotTrain: ``until_unbeatable`` for a game whose exhaustive test is omitted.
+    """
+    every = eval_every or EVAL_EVERY.get(learner.algorithm, 1000)
+    learner.play(0)  # compile first, so the timings are of self-play
+    target = learner.games_played + games
+    history: list[Checkpoint] = []
+    seconds = 0.0
+    stopped = "games"
+    model, report = None, None
+    while learner.games_played < target:
+        stats = learner.play(min(every, target - learner.games_played))
+        seconds += stats.seconds
+        model = learner.export()
+        report = evaluate(model, random_games=random_games, seed=learner.seed)
+        point = Checkpoint(learner.games_played, seconds, stats.games_per_second,
+                           learner.exploration, report, opening_values(model))
+        history.append(point)
+        if on_round is not None:
+            on_round(stats, point)
+        if until_unbeatable and unbeatable(report):
+            stopped = "unbeatable"
+            break
+        if until_unbeatable and ("losses_as_x" in report["omitted"]
+                                 or "losses_as_o" in report["omitted"]):
+            raise CannotTrain("--until-unbeatable needs the exhaustive opponent, which is "
+                              f"omitted for {learner.game.name}: "
+                              f"{report['omitted'].get('losses_as_x', '')}")
+        if should_stop is not None and should_stop():
+            stopped = "interrupted"
+            break
+    if model is None:
+        model = learner.export()
+    final = evaluate(model, seed=learner.seed)
+    stamp = {"created_at": created_at} if created_at is not None else {}
+    taken = round(seconds, 3) if record_time else 0.0
+    model = with_evaluation(
+        lambda report: learner.export(learner.info(training_seconds=taken, evaluation=report,
+                                                   **stamp)), final)
+    return TrainResult(model, model.info.evaluation, history, stopped, seconds)
+
+
+def with_evaluation(build: Callable[[dict[str, Any]], Model], report: dict[str, Any]) -> Model:
+    """``build(report)`` with ``model_bytes`` equal to the size of the model carrying it."""
+    model = build(report)
+    for _ in range(4):  # the size's own digits can change the size: settle it
+        size = len(model.to_bytes())
+        if report.get("model_bytes") == size:
+            break
+        report = {**report, "model_bytes": size}
+        model = build(report)
+    return model
