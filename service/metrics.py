@@ -9,6 +9,7 @@ merges them; each gauge says how (in-flight requests add up, store health takes 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -30,6 +31,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
+        self._children: dict[tuple[str, str, str, int | None, str], tuple[Any, Any]] = {}
         r = self.registry
         self.requests = Counter(
             "gameai_requests", "Requests answered, by transport, method, game, answering "
@@ -65,9 +67,15 @@ class Metrics:
     def observe(self, transport: str, method: str, game: str, version: int | None, code: str,
                 seconds: float) -> None:
         """Count one answered request and its latency."""
-        self.requests.labels(transport, method, game, "" if version is None else str(version),
-                             code).inc()
-        self.duration.labels(transport, method).observe(seconds)
+        key = (transport, method, game, version, code)
+        children = self._children.get(key)
+        if children is None:  # labels() costs more than the increment: look it up once
+            children = self._children[key] = (
+                self.requests.labels(transport, method, game,
+                                     "" if version is None else str(version), code),
+                self.duration.labels(transport, method))
+        children[0].inc()
+        children[1].observe(seconds)
 
 
 def exposition(metrics: Metrics) -> tuple[bytes, str]:
