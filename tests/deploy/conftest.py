@@ -40,11 +40,16 @@ def dashboards_module() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="session")
-def alert_rules() -> list[dict[str, Any]]:
-    """Every alerting rule of deploy/prometheus/rules/."""
+def alert_rules_of(directory: Path) -> list[dict[str, Any]]:
+    """Every alerting rule of the rule files in ``directory``."""
     rules = []
-    for path in sorted((DEPLOY / "prometheus" / "rules").glob("*.yml")):
+    for path in sorted(directory.glob("*.yml")):
         for group in load_yaml(path)["groups"]:
             rules += [r for r in group["rules"] if "alert" in r]
     return rules
+
+
+@pytest.fixture(scope="session")
+def alert_rules() -> list[dict[str, Any]]:
+    """Every alerting rule of deploy/prometheus/rules/."""
+    return alert_rules_of(DEPLOY / "prometheus" / "rules")

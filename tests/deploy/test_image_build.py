@@ -17,15 +17,17 @@ from tests.deploy.test_dockerfile import DOCKERFILE, dockerignored, instructions
 
 
 def build_context(target: Path) -> None:
-    """Copy what the Dockerfile's COPY lines take, filtered by .dockerignore."""
+    """Copy what ``docker build`` would send: the tree, filtered by .dockerignore."""
     patterns = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.split()
-    for rel in tracked:
-        if not dockerignored(rel, patterns) and (ROOT / rel).is_file():
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, target / rel)
+    for directory, dirs, files in os.walk(ROOT):
+        rel_dir = Path(directory).relative_to(ROOT)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .git, .venv, caches
+        for name in files:
+            rel = (rel_dir / name).as_posix()
+            if not dockerignored(rel, patterns):
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / rel, target / rel)
 
 
 @pytest.mark.slow
