@@ -24,12 +24,13 @@ from tests.service.conftest import new_store
 BOARDS = ["X--|-O-|---", "---|---|---", "XO-|---|---", "X-O|-X-|---"] * 1250
 
 
-def start_serving(url: str, prefix: str) -> tuple[subprocess.Popen[bytes], int, int]:
+def start_serving(url: str, prefix: str,
+                  *extra: str) -> tuple[subprocess.Popen[bytes], int, int]:
     http_port, grpc_port = free_port(), free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "gameai", "serve", "--store", url, "--store-prefix", prefix,
          "--http-port", str(http_port), "--grpc-port", str(grpc_port), "--grace-seconds", "5",
-         "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+         "--log-level", "warning", *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env={**os.environ, "GAMEAI_ADMIN_TOKEN": ""})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
