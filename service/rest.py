@@ -117,11 +117,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"],
               openapi_extra=_body_schema(MoveRequest))
     async def best_move(request: Request) -> Response:
-        game = request.path_params["game"]
-        request.scope["gameai"] = ("BestMove", game, None)
-        body = await _json_body(request, required=("board",))
-        a = core.best_move(registry, game=game, board=body["board"],
-                           model=body.get("model", ""), client_id=body.get("client_id", ""))
+        a = core.best_move(registry, **await _move_fields(request, "BestMove"))
         m = a.move
         return answer(request, "BestMove", a.game, {
             "game": a.game, "model_version": a.version,
@@ -131,11 +127,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
               openapi_extra=_body_schema(MoveRequest))
     async def evaluate(request: Request) -> Response:
-        game = request.path_params["game"]
-        request.scope["gameai"] = ("Evaluate", game, None)
-        body = await _json_body(request, required=("board",))
-        a = core.evaluate(registry, game=game, board=body["board"],
-                          model=body.get("model", ""), client_id=body.get("client_id", ""))
+        a = core.evaluate(registry, **await _move_fields(request, "Evaluate"))
         e = a.evaluation
         return answer(request, "Evaluate", a.game, {
             "game": a.game, "model_version": a.version, "to_move": e.to_move, "value": e.value,
@@ -254,6 +246,15 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
                             "description": "tictactoe, four-in-a-row, mnk-RxC-K, ..."}],
             "requestBody": {"required": True, "content": {
                 "application/json": {"schema": model.model_json_schema()}}}}
+
+
+async def _move_fields(request: Request, method: str) -> dict[str, Any]:
+    """The core's keyword arguments for a one-board request."""
+    game = request.path_params["game"]
+    request.scope["gameai"] = (method, game, None)
+    body = await _json_body(request, required=("board",))
+    return {"game": game, "board": body["board"], "model": body.get("model", ""),
+            "client_id": body.get("client_id", "")}
 
 
 async def _json_body(request: Request, *, required: tuple[str, ...]) -> dict[str, Any]:

@@ -115,3 +115,14 @@ def start_server() -> Iterator[Callable[..., RunningServer]]:
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def limited_server(module_store: ModelStore) -> Iterator[RunningServer]:
+    """A server that accepts at most ``MAX_BATCH`` boards and 4 KiB per request."""
+    from tests.service.cases import MAX_BATCH
+
+    running = RunningServer(settings(module_store, max_batch=MAX_BATCH, max_body_bytes=4096),
+                            module_store)
+    yield running
+    running.stop()

@@ -8,26 +8,17 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from gameai.store import ModelStore
 from service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
-from tests.service.cases import ERROR_CASES, MAX_BATCH, Case
-from tests.service.conftest import RunningServer, settings
+from tests.service.cases import ERROR_CASES, Case
+from tests.service.conftest import RunningServer
 
 REQUESTS = {"BestMove": move_pb2.BestMoveRequest, "Evaluate": move_pb2.EvaluateRequest,
             "EvaluateBatch": move_pb2.EvaluateBatchRequest}
 
 
 @pytest.fixture(scope="module")
-def server(module_store: ModelStore):
-    running = RunningServer(settings(module_store, max_batch=MAX_BATCH, max_body_bytes=4096),
-                            module_store)
-    yield running
-    running.stop()
-
-
-@pytest.fixture(scope="module")
-def channel(server: RunningServer):
-    with grpc.insecure_channel(server.grpc) as channel:
+def channel(limited_server: RunningServer):
+    with grpc.insecure_channel(limited_server.grpc) as channel:
         yield channel
 
 

@@ -6,23 +6,15 @@ import httpx
 import pytest
 
 from gameai.store import ModelStore
-from tests.service.cases import ERROR_CASES, MAX_BATCH, Case
-from tests.service.conftest import ADMIN_TOKEN, RunningServer, settings, variant
+from tests.service.cases import ERROR_CASES, Case
+from tests.service.conftest import ADMIN_TOKEN, RunningServer, variant
 
 PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch"}
 
 
 @pytest.fixture(scope="module")
-def server(module_store: ModelStore):
-    running = RunningServer(settings(module_store, max_batch=MAX_BATCH, max_body_bytes=4096),
-                            module_store)
-    yield running
-    running.stop()
-
-
-@pytest.fixture(scope="module")
-def http(server: RunningServer):
-    with httpx.Client(base_url=server.http, timeout=10) as client:
+def http(limited_server: RunningServer):
+    with httpx.Client(base_url=limited_server.http, timeout=10) as client:
         yield client
 
 
