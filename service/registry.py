@@ -265,7 +265,8 @@ class Registry:
             self._set_store_up(True)
             self._counter = None
         if self._subscription is None:
-            self._subscription = self.store.subscribe(self._on_event)
+            self._subscription = self.store.subscribe(self._on_event,
+                                                      on_status=self._on_listener)
         counter = self.store.counter()
         if counter != self._counter:
             self.refresh()
@@ -273,6 +274,10 @@ class Registry:
 
     def _on_event(self, event: Mapping[str, Any]) -> None:
         self._wake.set()
+
+    def _on_listener(self, connected: bool) -> None:
+        if connected:  # events sent while the listener was away are lost: re-read now
+            self._wake.set()
 
     def _mark_down(self, error: BaseException) -> None:
         if self.store_up:

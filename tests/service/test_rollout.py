@@ -143,3 +143,27 @@ def test_redis_back_empty_keeps_the_working_model(own_redis: RedisServer, perfec
     assert [a for a in answers if a.error] == []
     assert running.registry.readiness()["degraded"] is False
     store.close()
+
+
+def test_polling_follows_changes_when_pubsub_is_refused(
+        redis_server: RedisServer, perfect: TableModel, start_server) -> None:
+    admin = redis.Redis.from_url(redis_server.url)
+    admin.execute_command("ACL", "SETUSER", "nopubsub", "on", ">nopubsub-pw", "~*", "&*",
+                          "+@all", "-@pubsub")
+    url = redis_server.url.replace("redis://", "redis://nopubsub:nopubsub-pw@")
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        redis.Redis.from_url(url).publish("anything", "x")  # the premise holds
+    store = new_store(redis_server.url)  # ops write with full rights
+    reader = ModelStore.from_url(url, prefix=store.keys.prefix, timeout=0.5, retries=1)
+    publish(store, perfect.to_bytes(), "production")
+    two = publish(store, variant(perfect, games_played=2))
+    running: RunningServer = start_server(reader, poll_seconds=0.3)
+    promoted_at = time.monotonic()
+    store.set_alias(game="tictactoe", alias="production", version=two, by="tests")
+    seen = wait_until(lambda: running.registry.served("tictactoe").aliases["production"] == two)
+    assert time.monotonic() - promoted_at < 1.5 and seen < 1.5
+    assert running.registry.store_up
+    store.close()
+    reader.close()
+    admin.execute_command("ACL", "DELUSER", "nopubsub")
+    admin.close()
