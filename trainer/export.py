@@ -15,7 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Game
-from gameai.games.keys import U64, canonical_keys_and_syms, masks_from_base3
+from gameai.games.keys import (
+    U64,
+    base3_keys,
+    canonical_keys_and_syms,
+    masks_from_base3,
+    symmetric_keys,
+)
 from gameai.games.positions import playable_masks
 
 F64 = npt.NDArray[np.float64]
@@ -53,6 +59,24 @@ def expand(game: Game, x: U64, o: U64) -> Children:
     co = np.where(x_to_move[:, None], o[:, None], mover)
     full = (cx | co) == np.uint64(game.full_mask)
     return Children(cx, co, legal, won & legal, full & legal, x_to_move)
+
+
+def child_keys(game: Game, x: U64, o: U64, *, canonical: bool = True) -> U64:
+    """``(n, cells)``: the canonical (or, with ``canonical=False``, seed 003's raw base-3)
+    key after each move of each position, legal or not.
+
+    Adds each move's digit to the parents' keys under every symmetry instead of moving
+    every child board: about twenty times faster than keying the children afresh.
+    """
+    x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
+    digit = np.where(x_to_move, 1, 2).astype(np.uint64)[:, None]
+    pow3 = np.array([[3 ** perm[c] for c in range(game.cells)] for perm in game.symmetries],
+                    dtype=np.uint64)
+    parents = symmetric_keys(game, x, o) if canonical else base3_keys(game, x, o)[:, None]
+    out = np.empty((len(x), game.cells), dtype=np.uint64)
+    for cell in range(game.cells):
+        out[:, cell] = (parents + digit * pow3[: parents.shape[1], cell]).min(axis=1)
+    return out
 
 
 def boards_of(game: Game, keys: U64) -> tuple[U64, U64]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, expand, pool_images
+from trainer.export import boards_of, child_keys, expand, pool_images
 from trainer.learner import Learner, Params, require
 from trainer.selfplay import Spec, child_raw, completes_line, list_moves, uniform
 from trainer.table import Table, find, insert
@@ -96,7 +96,7 @@ class QLearner(Learner):
         x, o = boards_of(self.game, raw)
         kids = expand(self.game, x, o)
         mover = np.where(kids.x_to_move, 0, 1)[:, None]
-        found = self.table.lookup(base3_keys(self.game, kids.x.ravel(), kids.o.ravel()))
+        found = self.table.lookup(child_keys(self.game, x, o, canonical=False).ravel())
         found = found.reshape(kids.x.shape)
         stored = self.table.columns["v"][np.maximum(found, 0)]
         v = np.take_along_axis(stored, np.broadcast_to(mover, found.shape)[..., None],
@@ -112,8 +112,9 @@ class QLearner(Learner):
         return self.table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:
-        """Each state a model's move leads to gets the model's value for its mover and the
-        negated value for the other side, with one visit."""
+        """Each state a model's move leads to (from the position in its canonical
+        orientation, whose raw key is its canonical key) gets the model's value for its
+        mover and the negated value for the other side, with one visit."""
         from gameai.models import TableModel
 
         if not isinstance(model, TableModel):
@@ -124,7 +125,9 @@ class QLearner(Learner):
         keys = base3_keys(self.game, kids.x[live], kids.o[live])
         value = model.values[live].astype(np.float64)
         mover = np.broadcast_to(np.where(kids.x_to_move, 0, 1)[:, None], live.shape)[live]
-        self.table.reserve(len(keys))
+        self.table.reserve(len(keys) + len(model.keys))
+        for key in model.keys.tolist():  # the positions themselves, so export finds them
+            insert(self.table.keys, self.table.used, np.uint64(key))
         p = self.params
         for key, val, side in zip(keys.tolist(), value.tolist(), mover.tolist(), strict=True):
             slot = insert(self.table.keys, self.table.used, np.uint64(key))

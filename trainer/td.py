@@ -31,7 +31,7 @@ import numpy as np
 
 from gameai.games.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, expand
+from trainer.export import boards_of, child_keys, expand
 from trainer.learner import Learner, Params, require
 from trainer.selfplay import (
     Spec,
@@ -111,8 +111,7 @@ class TdLearner(Learner):
         keys = np.unique(keys)
         x, o = boards_of(self.game, keys)
         kids = expand(self.game, x, o)
-        ckeys = canonical_keys(self.game, kids.x.ravel(), kids.o.ravel())
-        found = self.table.lookup(ckeys).reshape(kids.x.shape)
+        found = self.table.lookup(child_keys(self.game, x, o).ravel()).reshape(kids.x.shape)
         v = np.where(found >= 0, self.table.columns["v"][np.maximum(found, 0)], np.nan)
         d = self.params.draw_value
         v = np.where(kids.won, 1.0, np.where(kids.full, d, v))

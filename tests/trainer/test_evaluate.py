@@ -1,0 +1,129 @@
+"""The evaluator against the exact solver, a deliberately broken policy and an independent
+recursive count."""
+
+import numpy as np
+import pytest
+
+from gameai.games import Board, get_game
+from trainer.evaluate import (
+    checks,
+    evaluate,
+    losses,
+    must_not_lose,
+    optimal_move_rate,
+    policy_moves,
+    unbeatable,
+    vs_random,
+)
+from trainer.training import make_learner
+
+from .conftest import prefer
+
+
+def _recursive_losses(model, board, side):
+    """Seed 003's exhaustive opponent written the obvious way, one board at a time."""
+    if board.is_over():
+        return 0
+    if board.to_move == side:
+        return _recursive_losses(model, board.play(model.best_move(board).index), side)
+    lost = 0
+    for move in board.legal_moves():
+        child = board.play(move)
+        lost += 1 if child.winner() is not None else _recursive_losses(model, child, side)
+    return lost
+
+
+def test_the_solver_is_unbeatable_and_optimal(oracle):
+    report = evaluate(oracle, random_games=300)
+    assert report["losses_as_x"] == report["losses_as_o"] == 0
+    assert report["optimal_move_rate"] == 1.0
+    assert report["game_value"] == "draw"
+    for side in ("as_x", "as_o"):
+        assert sum(report["vs_random"][side].values()) == 300
+        assert report["vs_random"][side]["loss"] == 0
+    assert report["model_bytes"] == len(oracle.to_bytes())
+    assert report["omitted"] == {}
+    assert unbeatable(report)
+
+
+def test_evaluator_finds_the_loss_in_a_broken_policy(oracle):
+    # O answers a corner opening on the adjacent edge: X then forces a win
+    broken = prefer(oracle, "X--|---|---", 1)
+    assert losses(broken, side="X") == 0
+    lost = losses(broken, side="O")
+    assert lost > 0
+    assert lost == _recursive_losses(broken, Board.empty(oracle.game), "O")
+    assert optimal_move_rate(broken) < 1.0
+    report = evaluate(broken, random_games=100)
+    assert not unbeatable(report)
+    assert not report["checks"]["answers_corner_with_centre"]
+
+
+def test_line_counts_match_an_independent_recursive_count(ttt):
+    learner = make_learner(ttt, "td", seed=2)
+    learner.play(300)  # half-trained: it still loses lines on both sides
+    model = learner.export()
+    for side in ("X", "O"):
+        expected = _recursive_losses(model, Board.empty(ttt), side)
+        assert losses(model, side=side) == expected
+    assert losses(model, side="X") + losses(model, side="O") > 0
+
+
+@pytest.mark.parametrize("name", ["tictactoe", "mnk-3x4-3", "connect-4x5-4"])
+def test_fast_policy_chooses_as_the_model_does(name):
+    game = get_game(name)
+    learner = make_learner(game, "qlearning", seed=1)
+    learner.play(2000)
+    model = learner.export()
+    rng = np.random.default_rng(0)
+    boards = []
+    for _ in range(300):
+        board = Board.empty(game)
+        for _ in range(int(rng.integers(0, game.cells - 1))):
+            child = board.play(int(rng.choice(board.legal_moves())))
+            if child.is_over():
+                break
+            board = child
+        boards.append(board)
+    x = np.array([b.x for b in boards], dtype=np.uint64)
+    o = np.array([b.o for b in boards], dtype=np.uint64)
+    fast = policy_moves(model, x, o)
+    slow = np.nanargmax(model.move_values(boards), axis=1)
+    assert np.array_equal(fast, slow)
+    assert [model.best_move(b).index for b in boards] == fast.tolist()
+
+
+def test_random_games_are_seeded(td_model):
+    assert vs_random(td_model, games=200, seed=3) == vs_random(td_model, games=200, seed=3)
+    a = vs_random(td_model, games=500, seed=3)
+    b = vs_random(td_model, games=500, seed=4)
+    assert a != b
+
+
+def test_seed_000_checks(oracle, td_model):
+    assert all(checks(td_model).values())
+    answers = checks(oracle)
+    assert not answers["opens_in_centre"]  # every opening draws; the oracle takes cell 0
+    assert answers["takes_immediate_win"] and answers["blocks_single_threat"]
+
+
+def test_large_games_say_what_is_omitted():
+    game = get_game("mnk-5x5-4")
+    learner = make_learner(game, "td", seed=1)
+    learner.play(500)
+    report = evaluate(learner.export(), random_games=50, tree_limit=1000)
+    for figure in ("losses_as_x", "losses_as_o", "optimal_move_rate", "game_value", "checks"):
+        assert figure not in report
+        assert report["omitted"][figure]
+    assert "1,000" in report["omitted"]["losses_as_x"]
+    assert sum(report["vs_random"]["as_x"].values()) == 50
+    assert not unbeatable(report)
+
+
+def test_in_a_won_game_only_the_winner_must_not_lose():
+    assert must_not_lose({"game_value": "x_wins"}) == ("X",)
+    assert must_not_lose({"game_value": "o_wins"}) == ("O",)
+    assert must_not_lose({"game_value": "draw"}) == ("X", "O")
+    assert must_not_lose({}) == ("X", "O")
+    assert unbeatable({"game_value": "x_wins", "losses_as_x": 0, "losses_as_o": 40})
+    assert not unbeatable({"game_value": "draw", "losses_as_x": 0, "losses_as_o": 1})

@@ -1,0 +1,77 @@
+"""Seed 004's distillation: a small network plus exceptions plays as its teacher."""
+
+import numpy as np
+import pytest
+
+from gameai.games import Board
+from gameai.models import MlpModel, load_model
+from trainer.evaluate import evaluate, unbeatable
+from trainer.learner import BadParameter, build_params
+from trainer.mlp import MlpParams, distill, training_positions
+
+
+def _choices(model, boards):
+    return np.nanargmax(model.move_values(boards), axis=1)
+
+
+def _assert_plays_as_teacher(student, teacher):
+    game = teacher.game
+    x, o = training_positions(teacher)
+    boards = [Board(game, a, b) for a, b in zip(x.tolist(), o.tolist(), strict=True)]
+    values = teacher.move_values(boards)
+    best = np.nanmax(values, axis=1)
+    chosen = _choices(student, boards)
+    picked = values[np.arange(len(boards)), chosen]
+    assert np.array_equal(picked, best), "the student plays a move the teacher ranks lower"
+    unique = (values == best[:, None]).sum(axis=1) == 1
+    assert np.array_equal(chosen[unique], _choices(teacher, boards)[unique])
+
+
+@pytest.fixture(scope="module")
+def distilled(td_model):
+    return distill(td_model, seed=1)
+
+
+def test_student_is_unbeatable_and_smaller(distilled, td_model):
+    student = distilled.model
+    assert isinstance(student, MlpModel)
+    assert student.hidden == 27
+    report = evaluate(student, random_games=200)
+    assert unbeatable(report)
+    assert distilled.student_bytes < distilled.teacher_bytes
+    assert len(student.to_bytes()) == distilled.student_bytes
+    assert distilled.positions >= len(td_model.keys)
+    assert 0.5 < distilled.network_accuracy <= 1.0
+    assert distilled.teacher_move_us > 0 and distilled.student_move_us > 0
+    _assert_plays_as_teacher(student, td_model)
+
+
+def test_exceptions_cover_what_a_tiny_network_gets_wrong(td_model):
+    result = distill(td_model, params=MlpParams(hidden=1, epochs=30), seed=1)
+    assert result.network_accuracy < 0.9
+    assert result.exceptions > 0.1 * result.positions
+    assert len(result.model.exception_keys) == result.exceptions
+    _assert_plays_as_teacher(result.model, td_model)
+    assert unbeatable(evaluate(result.model, random_games=50))
+
+
+def test_distillation_is_deterministic(td_model):
+    a = distill(td_model, params=MlpParams(epochs=200), seed=3).model
+    b = distill(td_model, params=MlpParams(epochs=200), seed=3).model
+    assert np.array_equal(a.w1, b.w1) and np.array_equal(a.b2, b.b2)
+    assert np.array_equal(a.exception_keys, b.exception_keys)
+    back = load_model(a.to_bytes())
+    assert np.array_equal(back.w2, a.w2)
+
+
+def test_student_names_its_teacher(distilled, td_model):
+    params = distilled.model.info.params
+    assert params["hidden"] == 27
+    assert params["teacher"]["algorithm"] == "td"
+    assert params["teacher"]["games_played"] == td_model.info.games_played
+    assert len(params["teacher"]["sha256"]) == 64
+
+
+def test_bad_mlp_parameters():
+    with pytest.raises(BadParameter, match="'hidden'"):
+        build_params(MlpParams, {"hidden": "0"})
