@@ -1,0 +1,120 @@
+"""``gameai train`` and ``gameai evaluate`` from the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gameai.cli import main
+from gameai.models import MlpModel, load_model
+from gameai.store import ModelStore
+
+
+def _gameai(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "gameai", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_train_until_unbeatable_writes_a_model_and_a_plot(tmp_path, capsys):
+    out, plot = tmp_path / "td.gmodel", tmp_path / "curves.png"
+    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--until-unbeatable",
+                 "--seed", "1", "--out", str(out), "--plot", str(plot), "--json",
+                 "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stopped"] == "unbeatable"
+    assert report["evaluation"]["losses_as_x"] == report["evaluation"]["losses_as_o"] == 0
+    model = load_model(out.read_bytes())
+    assert model.info.evaluation == report["evaluation"]
+    assert model.info.evaluation["model_bytes"] == out.stat().st_size
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["evaluate", str(out), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert {k: again[k] for k in ("losses_as_x", "losses_as_o", "optimal_move_rate")} == \
+        {k: report["evaluation"][k] for k in ("losses_as_x", "losses_as_o", "optimal_move_rate")}
+
+
+def test_same_seed_same_file_bytes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # reproducible-build metadata
+    paths = [tmp_path / f"{i}.gmodel" for i in range(2)]
+    for path in paths:
+        assert main(["train", "--game", "tictactoe", "--algorithm", "qlearning", "--games",
+                     "6000", "--seed", "7", "--out", str(path), "--quiet"]) == 0
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    info = load_model(paths[0].read_bytes()).info
+    assert info.created_at == "2026-01-01T00:00:00Z" and info.training_seconds == 0.0
+
+
+def test_help_is_fast_and_complete():
+    done = _gameai("train", "--help")
+    assert done.returncode == 0 and "--until-unbeatable" in done.stdout
+
+
+def test_distil_a_teacher_into_an_mlp(tmp_path, td_model, capsys):
+    teacher, student = tmp_path / "teacher.gmodel", tmp_path / "student.gmodel"
+    teacher.write_bytes(td_model.to_bytes())
+    assert main(["train", "--game", "tictactoe", "--algorithm", "mlp", "--teacher",
+                 str(teacher), "--out", str(student), "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    model = load_model(student.read_bytes())
+    assert isinstance(model, MlpModel)
+    assert report["distillation"]["student_bytes"] < report["distillation"]["teacher_bytes"]
+    assert report["evaluation"]["losses_as_x"] == report["evaluation"]["losses_as_o"] == 0
+
+
+def test_train_publishes_and_promotes_through_the_gates(redis_url, capsys):
+    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--until-unbeatable",
+                 "--seed", "2", "--store", redis_url, "--promote", "auto", "--json",
+                 "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["published"]["promoted"] is True
+    with ModelStore.from_url(redis_url) as store:
+        record = store.version(game="tictactoe", version=report["published"]["version"])
+        assert record.evaluation["losses_as_x"] == 0
+        assert store.rollout(game="tictactoe").production == record.version
+    assert main(["evaluate", "--store", redis_url, "--game", "tictactoe", "--version",
+                 "production"]) == 0
+    text = capsys.readouterr().out
+    assert "unbeatable" in text and "opens in centre" in text
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--algorithm", "td", "--param", "alpha0=7"], "parameter 'alpha0' must be in (0, 1]"),
+    (["--algorithm", "td", "--param", "alpha0"], "--param expects NAME=VALUE"),
+    (["--algorithm", "mlp"], "--teacher FILE"),
+    (["--algorithm", "td", "--teacher", "x"], "--teacher is only for --algorithm mlp"),
+    (["--algorithm", "td", "--promote", "auto"], "--promote needs --store"),
+])
+def test_bad_train_requests_are_named(args, message, capsys):
+    assert main(["train", "--game", "tictactoe", "--games", "10", "--quiet", *args]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_train_never_replaces_a_file_silently(tmp_path, capsys):
+    out = tmp_path / "kept.gmodel"
+    out.write_bytes(b"precious")
+    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--games", "10",
+                 "--out", str(out), "--quiet"]) == 1
+    assert "exists; use --force" in capsys.readouterr().err
+    assert out.read_bytes() == b"precious"
+
+
+def test_evaluate_refuses_what_is_not_a_model(tmp_path, capsys):
+    junk = tmp_path / "junk.gmodel"
+    junk.write_bytes(b"\x80\x04not a model")
+    assert main(["evaluate", str(junk)]) == 1
+    assert "is not a valid model" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "missing")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["evaluate"]) == 1
+    assert "give a model FILE" in capsys.readouterr().err
+
+
+def test_evaluate_names_a_missing_version(redis_url, capsys):
+    assert main(["evaluate", "--store", redis_url, "--game", "tictactoe", "--version",
+                 "4"]) == 1
+    assert "tictactoe has no version 4" in capsys.readouterr().err

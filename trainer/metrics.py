@@ -1,0 +1,122 @@
+"""The trainer's Prometheus metrics (names fixed by docs/contracts.md) and its small HTTP
+server: ``GET /metrics`` and ``GET /healthz`` on the metrics port."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge
+from prometheus_client.exposition import generate_latest
+
+EVALUATION_FIGURES = ("losses_as_x", "losses_as_o", "optimal_move_rate", "vs_random_loss_rate")
+
+
+class TrainerMetrics:
+    """Every trainer metric, registered in ``registry`` (a fresh one per test)."""
+
+    def __init__(self, registry: CollectorRegistry, *, game: str, algorithm: str) -> None:
+        both = ["game", "algorithm"]
+        self._games = Counter("gameai_trainer_games", "self-play games played", both,
+                              registry=registry).labels(game, algorithm)
+        self._rate = Gauge("gameai_trainer_games_per_second", "self-play games per second "
+                           "over the last round", both, registry=registry).labels(game, algorithm)
+        self._exploration = Gauge("gameai_trainer_exploration", "current exploration level "
+                                  "(epsilon, temperature...)", both, registry=registry
+                                  ).labels(game, algorithm)
+        self._evaluation = Gauge("gameai_trainer_evaluation", "latest evaluation",
+                                 [*both, "metric"], registry=registry)
+        self._published = Counter("gameai_trainer_published", "versions published", ["game"],
+                                  registry=registry).labels(game)
+        self._promoted = Counter("gameai_trainer_promoted", "versions promoted to production",
+                                 ["game"], registry=registry).labels(game)
+        self._failures = Counter("gameai_trainer_publish_failures", "publish attempts that "
+                                 "failed (store down...)", ["game"], registry=registry).labels(game)
+        self._last_publish = Gauge("gameai_trainer_last_publish_timestamp_seconds", "unix time "
+                                   "of the last publish", ["game"], registry=registry).labels(game)
+        self._store_up = Gauge("gameai_trainer_store_up", "1 while the store answers",
+                               registry=registry)
+        self.game, self.algorithm = game, algorithm
+
+    def played(self, games: int, games_per_second: float, exploration: float) -> None:
+        self._games.inc(games)
+        self._rate.set(games_per_second)
+        self._exploration.set(exploration)
+
+    def evaluated(self, report: dict[str, Any]) -> None:
+        vs = report.get("vs_random") or {}
+        figures = {k: report.get(k) for k in EVALUATION_FIGURES[:3]}
+        played = sum(sum(side.values()) for side in vs.values())
+        if played:
+            figures["vs_random_loss_rate"] = sum(side["loss"] for side in vs.values()) / played
+        for name, value in figures.items():
+            if value is not None:
+                self._evaluation.labels(self.game, self.algorithm, name).set(value)
+
+    def published(self, *, promoted: bool) -> None:
+        self._published.inc()
+        if promoted:
+            self._promoted.inc()
+        self._last_publish.set(time.time())
+
+    def publish_failed(self) -> None:
+        self._failures.inc()
+
+    def store_up(self, up: bool) -> None:
+        self._store_up.set(1 if up else 0)
+
+
+class MetricsServer:
+    """``/metrics`` and ``/healthz`` in a background thread. ``healthy()`` decides
+    ``/healthz``: 200 while the training loop is alive, 503 otherwise."""
+
+    def __init__(self, registry: CollectorRegistry, *, host: str, port: int,
+                 healthy: Callable[[], dict[str, Any] | None]) -> None:
+        handler = _handler(registry, healthy)
+        self._server = ThreadingHTTPServer((host, port), handler)  # OSError if taken
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="metrics",
+                                        daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> MetricsServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _handler(registry: CollectorRegistry, healthy: Callable[[], dict[str, Any] | None]
+             ) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._send(200, CONTENT_TYPE_LATEST, generate_latest(registry))
+            elif path == "/healthz":
+                state = healthy()
+                body = json.dumps(state or {"status": "stalled"}).encode()
+                self._send(200 if state else 503, "application/json", body)
+            else:
+                self._send(404, "text/plain", b"not found: try /metrics or /healthz\n")
+
+        def _send(self, status: int, content_type: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # scrapes every few seconds would drown the log
+
+    return Handler
