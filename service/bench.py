@@ -10,6 +10,9 @@ sides alike:
 * p50 and p99 latency of the move calls at ``--clients`` concurrent clients;
 * ``EvaluateBatch`` with 1,000 boards a request, in positions per second.
 
+The throughput ratios are taken round by round (``--rounds``), each move run against the
+baseline run just before it, and the median is reported with every round's figure.
+
 The boards cycle through every live tictactoe position the solver enumerates, so the
 answers are real lookups (after the first pass, the server's per-version answer cache).
 """
@@ -28,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 BATCH_SIZE = 1000
@@ -52,8 +56,8 @@ def main(args: argparse.Namespace) -> int:
         boards = live_boards()
         report["core_batch_positions_per_second"] = core_batch_rate(redis.url, boards)
         for count in workers:
-            with serving(redis.url, count) as (http_port, grpc_port):
-                report["runs"][str(count)] = measure(args, http_port, grpc_port, boards)
+            with serving(redis.url, count) as (http_port, grpc_port, pid):
+                report["runs"][str(count)] = measure(args, http_port, grpc_port, boards, pid)
             if not args.json:
                 print_run(count, report["runs"][str(count)])
     report["load_average_after"] = os.getloadavg()
@@ -105,7 +109,7 @@ def core_batch_rate(url: str, boards: list[str]) -> float:
 
 
 @contextmanager
-def serving(url: str, workers: int) -> Iterator[tuple[int, int]]:
+def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
     """A ``gameai serve`` process (with ``workers`` workers) on free ports."""
     import httpx
 
@@ -129,31 +133,40 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int]]:
             except httpx.HTTPError:
                 ready = 0
             time.sleep(0.2)
-        yield http_port, grpc_port
+        yield http_port, grpc_port, process.pid
     finally:
         process.terminate()
         process.wait(30)
 
 
 def measure(args: argparse.Namespace, http_port: int, grpc_port: int,
-            boards: list[str]) -> dict[str, Any]:
-    plans = {
-        "grpc": {"baseline": ("grpc-health", None), "move": ("grpc-move", None)},
-        "rest": {"baseline": ("rest-health", None), "move": ("rest-move", None)},
-    }
-    rounds = 2
+            boards: list[str], pid: int) -> dict[str, Any]:
+    """Rounds of baseline then move calls on each transport; the ratio is taken round by
+    round (each move run against the baseline run just before it) and its median kept."""
+    jobs = {"grpc": ("grpc-health", "grpc-move"), "rest": ("rest-health", "rest-move")}
     raw: dict[str, dict[str, list[dict[str, Any]]]] = {t: {"baseline": [], "move": []}
-                                                       for t in plans}
-    for _ in range(rounds):
-        for transport, kinds in plans.items():
-            for kind, (job, _) in kinds.items():
-                raw[transport][kind].append(drive(job, args, http_port, grpc_port, boards))
+                                                       for t in jobs}
+    processes = max(1, args.client_processes)
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        for _ in range(args.rounds):
+            for transport, (baseline, move) in jobs.items():
+                raw[transport]["baseline"].append(
+                    drive(pool, baseline, args, http_port, grpc_port, boards, pid))
+                raw[transport]["move"].append(
+                    drive(pool, move, args, http_port, grpc_port, boards, pid))
+        batch = drive(pool, "grpc-batch", args, http_port, grpc_port, boards, pid)
     result: dict[str, Any] = {}
-    for transport in plans:
-        summary = {kind: combine(runs) for kind, runs in raw[transport].items()}
-        summary["ratio"] = summary["move"]["rate"] / summary["baseline"]["rate"]
+    for transport in jobs:
+        summary: dict[str, Any] = {kind: combine(runs) for kind, runs in raw[transport].items()}
+        ratios = [m["rate"] / b["rate"] for b, m in zip(raw[transport]["baseline"],
+                                                          raw[transport]["move"], strict=True)]
+        summary["ratio"] = statistics.median(ratios)
+        summary["ratios"] = ratios
+        # The server's CPU seconds per request: what a saturated server's throughput is
+        # made of, and far less disturbed by other load on the machine than wall rates.
+        summary["cpu_ratio"] = (summary["baseline"]["cpu_us"] / summary["move"]["cpu_us"])
         result[transport] = summary
-    result["batch"] = combine([drive("grpc-batch", args, http_port, grpc_port, boards)])
+    result["batch"] = combine([batch])
     result["batch"]["positions_per_second"] = result["batch"]["rate"] * BATCH_SIZE
     return result
 
@@ -162,8 +175,10 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
     latencies = sorted(x for run in runs for x in run["latencies"])
     errors = sum(run["errors"] for run in runs)
     rate = statistics.median(run["rate"] for run in runs)
+    cpu_us = sum(run["cpu"] for run in runs) / max(1, len(latencies)) * 1e6
     return {"rate": rate, "errors": errors, "p50_ms": percentile(latencies, 50) * 1e3,
-            "p99_ms": percentile(latencies, 99) * 1e3, "requests": len(latencies)}
+            "p99_ms": percentile(latencies, 99) * 1e3, "requests": len(latencies),
+            "cpu_us": cpu_us}
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -173,20 +188,38 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[index]
 
 
-def drive(job: str, args: argparse.Namespace, http_port: int, grpc_port: int,
-          boards: list[str]) -> dict[str, Any]:
-    """Run ``job`` from client processes for ``args.seconds``; rate is requests/s."""
+def drive(pool: Any, job: str, args: argparse.Namespace, http_port: int, grpc_port: int,
+          boards: list[str], pid: int) -> dict[str, Any]:
+    """Run ``job`` from the client processes for ``args.seconds``; rate is requests/s."""
     processes = max(1, args.client_processes)
     per_process = [args.clients // processes + (i < args.clients % processes)
                    for i in range(processes)]
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(processes) as pool:
-        parts = pool.starmap(_client_process, [
-            (job, n, args.seconds, http_port, grpc_port, boards[i::processes])
-            for i, n in enumerate(per_process) if n])
+    cpu_before = tree_cpu_seconds(pid)
+    parts = pool.starmap(_client_process, [
+        (job, n, args.seconds, http_port, grpc_port, boards[i::processes])
+        for i, n in enumerate(per_process) if n])
     return {"rate": sum(p["count"] for p in parts) / args.seconds,
             "latencies": [x for p in parts for x in p["latencies"]],
-            "errors": sum(p["errors"] for p in parts)}
+            "errors": sum(p["errors"] for p in parts),
+            "cpu": tree_cpu_seconds(pid) - cpu_before}
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of a process and its children (the workers), from
+    /proc. Includes the clients' warm-up, a few percent of a run."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = (task / "children").read_text().split()
+                pending.extend(int(c) for c in children)
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
 
 def _client_process(job: str, concurrency: int, seconds: float, http_port: int,
@@ -198,17 +231,24 @@ async def _clients(job: str, concurrency: int, seconds: float, http_port: int,
                    grpc_port: int, boards: list[str]) -> dict[str, Any]:
     latencies: list[float] = []
     errors = [0]
-    channel = None
+    channels: list[Any] = []
     if job.startswith("grpc"):
         import grpc
 
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
-        await channel.channel_ready()
-    call: Any = _GrpcCall(job, channel, boards) if channel else _RestCall(job, http_port, boards)
+        # A connection per client (no shared subchannel), so that with several server
+        # processes the kernel can spread them as it spreads the HTTP connections.
+        channels = [grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}",
+                                              options=[("grpc.use_local_subchannel_pool", 1)])
+                    for _ in range(concurrency)]
+        for channel in channels:
+            await channel.channel_ready()
+    calls: list[Any] = ([_GrpcCall(job, channel, boards) for channel in channels] if channels
+                        else [_RestCall(job, http_port, boards)] * concurrency)
     warm_until = time.perf_counter() + 0.3
     end = warm_until + seconds
 
     async def one_client(offset: int) -> None:
+        call = calls[offset]
         state = await call.open()
         i = offset
         while True:
@@ -223,7 +263,7 @@ async def _clients(job: str, concurrency: int, seconds: float, http_port: int,
         await call.close(state)
 
     await asyncio.gather(*(one_client(i) for i in range(concurrency)))
-    if channel is not None:
+    for channel in channels:
         await channel.close()
     return {"count": len(latencies), "latencies": latencies, "errors": errors[0]}
 
@@ -307,9 +347,13 @@ def print_run(workers: int, run: dict[str, Any]) -> None:
     for transport, label in (("grpc", "gRPC BestMove vs Health/Check"),
                              ("rest", "REST best-move vs /healthz")):
         r = run[transport]
+        rounds = ", ".join(f"{x:.2f}" for x in r["ratios"])
         print(f"{label}: {r['move']['rate']:,.0f} vs {r['baseline']['rate']:,.0f} req/s, "
-              f"ratio {r['ratio']:.2f}; move p50 {r['move']['p50_ms']:.2f} ms, p99 "
-              f"{r['move']['p99_ms']:.2f} ms; errors {r['move']['errors']}")
+              f"ratio {r['ratio']:.2f} (rounds {rounds}); move p50 "
+              f"{r['move']['p50_ms']:.2f} ms, p99 {r['move']['p99_ms']:.2f} ms; "
+              f"errors {r['move']['errors']}")
+        print(f"  server CPU per request: move {r['move']['cpu_us']:.0f} us, baseline "
+              f"{r['baseline']['cpu_us']:.0f} us, ratio {r['cpu_ratio']:.2f}")
     b = run["batch"]
     print(f"gRPC EvaluateBatch ({BATCH_SIZE} boards): {b['positions_per_second']:,.0f} "
           f"positions/s; p50 {b['p50_ms']:.1f} ms, p99 {b['p99_ms']:.1f} ms; "

@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--admin-token-file", metavar="PATH",
                    help="bearer token for the admin routes, read from this file (no token: "
                    "admin routes off; GAMEAI_ADMIN_TOKEN also works)")
-    p.add_argument("--workers", metavar="N", help="processes sharing the ports (default 1)")
+    p.add_argument("--workers", metavar="N",
+                   help="processes sharing the ports (default: 2 on two or more cores, else 1)")
     p.add_argument("--poll-seconds", metavar="S", help="store poll period, the fallback to "
                    "pub/sub (default 1)")
     p.add_argument("--max-batch", metavar="N", help="boards per batch request (10000)")
@@ -43,7 +44,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "perfect tictactoe model, then measure BestMove against health checks on both "
         "transports, p50/p99 latency at 8 concurrent clients, batch evaluation, and one "
         "process against several sharing the ports.")
-    p.add_argument("--seconds", type=float, default=3.0, help="per measurement (default 3)")
+    p.add_argument("--seconds", type=float, default=2.0, help="per measurement (default 2)")
+    p.add_argument("--rounds", type=int, default=3, help="baseline/move rounds (default 3)")
     p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
     p.add_argument("--workers", default="1,2", help="server process counts to compare")
     p.add_argument("--client-processes", type=int, default=2,

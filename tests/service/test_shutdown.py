@@ -30,7 +30,8 @@ def start_serving(url: str, prefix: str,
     process = subprocess.Popen(
         [sys.executable, "-m", "gameai", "serve", "--store", url, "--store-prefix", prefix,
          "--http-port", str(http_port), "--grpc-port", str(grpc_port), "--grace-seconds", "5",
-         "--log-level", "warning", *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+         "--log-level", "warning", "--workers", "1", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env={**os.environ, "GAMEAI_ADMIN_TOKEN": ""})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
