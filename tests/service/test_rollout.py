@@ -167,3 +167,34 @@ def test_polling_follows_changes_when_pubsub_is_refused(
     reader.close()
     admin.execute_command("ACL", "DELUSER", "nopubsub")
     admin.close()
+
+
+def test_a_damaged_version_is_never_swapped_in(redis_server: RedisServer, perfect: TableModel,
+                                               start_server) -> None:
+    store = new_store(redis_server.url)
+    one = publish(store, perfect.to_bytes(), "production")
+    two = publish(store, variant(perfect, games_played=2))
+    running: RunningServer = start_server(store, poll_seconds=0.2)
+    traffic = Traffic(running.http, running.grpc)
+    traffic.wait_for(10)
+    # Damage version 2's bytes and point production at it behind the store's back (the
+    # store itself refuses such an alias), as a bad restore or a bit flip would.
+    raw = redis.Redis.from_url(redis_server.url)
+    keys = store.keys
+    payload = bytearray(raw.get(keys.payload("tictactoe", two)) or b"")
+    payload[len(payload) // 2] ^= 0xFF
+    raw.set(keys.payload("tictactoe", two), bytes(payload))
+    raw.hset(keys.aliases("tictactoe"), "production", two)
+    raw.incr(keys.counter)
+    metric = running.metrics.registry.get_sample_value
+    wait_until(lambda: (metric("gameai_model_loads_total",
+                               {"game": "tictactoe", "result": "corrupt"}) or 0) >= 1, 5)
+    traffic.wait_for(20)
+    answers = traffic.stop()
+    assert [a for a in answers if a.error] == [] and {a.version for a in answers} == {one}
+    ready = httpx.get(f"{running.http}/readyz").json()
+    assert ready["games"]["tictactoe"]["aliases"]["production"] == one
+    assert any(f"version {two} could not be loaded" in p
+               for p in ready["games"]["tictactoe"]["problems"])
+    raw.close()
+    store.close()
