@@ -183,8 +183,25 @@ def run_bench_learners(args: argparse.Namespace) -> int:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
     figures = learners(seeds=seeds)
-    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
+    print(json.dumps(figures) if args.json else _learners_text(figures))
     return 0
+
+
+def _learners_text(figures: dict[str, Any]) -> str:
+    lines = [f"time until unbeatable as X and O on {figures['game']} (wall: self-play and "
+             f"evaluation; load average {figures['load_average']})"]
+    for algorithm in ("td", "qlearning", "tally"):
+        f = figures[algorithm]
+        runs = ", ".join(f"seed {r['seed']}: {r['seconds']:.2f} s ({r['games']:,} games)"
+                         for r in f["runs"])
+        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s of target "
+                     f"{f['target_seconds']:.0f} s [{'met' if f['met'] else 'MISSED'}]; {runs}")
+    for r in figures["mlp"]["runs"]:
+        lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
+                     f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "
+                     f"{100 * r['network_accuracy']:.1f}%, unbeatable {r['unbeatable']}, "
+                     f"{r['student_move_us']:.0f} us/move vs {r['teacher_move_us']:.0f}")
+    return "\n".join(lines)
 
 
 # -- helpers ------------------------------------------------------------------------------

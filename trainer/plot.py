@@ -55,6 +55,8 @@ def plot_history(history: Sequence[Checkpoint], path: str | Path, *, title: str,
         ax_open.legend(ncol=4, fontsize="small")
     for ax in (ax_loss, ax_opt, ax_open):
         ax.grid(alpha=0.3)
+    if games and games[-1] > 10 * games[0]:
+        ax_open.set_xscale("log")  # checkpoints are spaced geometrically
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

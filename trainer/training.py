@@ -1,6 +1,7 @@
 """The training loop shared by ``gameai train`` and the worker: play, export, evaluate.
 
-Training runs in rounds of ``eval_every`` games; after each round the learner's model is
+Training runs in rounds (100 games at first, then a quarter of the games played so far, up
+to ``eval_every``); after each round the learner's model is
 exported and evaluated, and the figures are kept as a :class:`Checkpoint` (the learning
 curves of ``--plot``). Rounds are counted in games, never in seconds, so the same seed
 stops at the same game and yields the same model bytes.
@@ -23,6 +24,7 @@ from trainer.td import TdLearner
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
                                       "qlearning": QLearner}
 EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between evaluations
+FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
 
 
@@ -106,7 +108,8 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
     stopped = "games"
     model, report = None, None
     while learner.games_played < target:
-        stats = learner.play(min(every, target - learner.games_played))
+        step = round_games(learner.games_played, every)
+        stats = learner.play(min(step, target - learner.games_played))
         seconds += stats.seconds
         model = learner.export()
         report = evaluate(model, random_games=random_games, seed=learner.seed)
@@ -135,6 +138,12 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
         lambda report: learner.export(learner.info(training_seconds=taken, evaluation=report,
                                                    **stamp)), final)
     return TrainResult(model, model.info.evaluation, history, stopped, seconds)
+
+
+def round_games(played: int, every: int) -> int:
+    """Games until the next evaluation: a quarter of those played so far, from 100 up to
+    ``every``, so the curves are dense where learning is fast and the cost stays small."""
+    return max(min(every, FIRST_ROUND), min(every, played // 4))
 
 
 def with_evaluation(build: Callable[[dict[str, Any]], Model], report: dict[str, Any]) -> Model:

@@ -1,0 +1,22 @@
+"""The trainer's benchmarks with their targets (``pytest -m bench``; not in the default run).
+The same figures come from ``gameai bench selfplay`` and ``gameai bench learners``."""
+
+import pytest
+
+from trainer.bench import SELFPLAY_TARGET, learners, selfplay
+
+pytestmark = pytest.mark.bench
+
+
+def test_selfplay_beats_the_target_and_plain_python():
+    figures = selfplay("tictactoe", seconds=3.0)
+    print(figures)
+    assert figures["games_per_second"] >= SELFPLAY_TARGET
+    assert figures["speedup_vs_python"] > 10
+
+
+def test_learners_reach_unbeatable_within_their_targets():
+    figures = learners(seeds=(1, 2, 3))
+    print(figures)
+    for algorithm in ("td", "qlearning", "tally", "mlp"):
+        assert figures[algorithm]["met"], figures[algorithm]
