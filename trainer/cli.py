@@ -50,11 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "exhaustive opponent as X and O, optimal-move rate by the exact solver, results "
         "against random play, seed 000's five checks and the model's size.")
     p.add_argument("file", nargs="?", metavar="FILE", help="a model file")
-    p.add_argument("--store", metavar="URL", help="the store (default: $GAMEAI_STORE_URL, "
-                   "else the embedded Redis)")
-    p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
-                   "gameai)")
-    p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory")
+    _store_options(p)
     p.add_argument("--game", help="with --version: the stored model's game")
     p.add_argument("--version", help="a stored version: number, alias or 'latest'")
     p.add_argument("--random-games", type=_positive, default=1000, metavar="N",
@@ -70,10 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "/healthz on --metrics-port. SIGTERM finishes the round and exits 0.")
     p.add_argument("--game", required=True)
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS[:3])
-    p.add_argument("--store", metavar="URL", help="default: $GAMEAI_STORE_URL, else embedded")
+    _store_options(p)
     p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
-    p.add_argument("--store-prefix", help="default: $GAMEAI_STORE_PREFIX or gameai")
-    p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory")
     p.add_argument("--publish-every", type=_positive, metavar="N",
                    help="self-play games between publish attempts (default: per algorithm)")
     p.add_argument("--metrics-port", type=int, metavar="P",
@@ -101,6 +95,15 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run("trainer.commands", "run_bench_learners"))
+
+
+def _store_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="URL", help="the store (default: $GAMEAI_STORE_URL, "
+                   "else the embedded Redis)")
+    p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
+                   "gameai)")
+    p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory (default: "
+                   "$GAMEAI_DATA_DIR or ~/.local/share/gameai)")
 
 
 def _run(module: str, name: str) -> Callable[[argparse.Namespace], int]:

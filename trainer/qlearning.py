@@ -30,7 +30,7 @@ from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, child_keys, expand, pool_images
 from trainer.learner import Learner, Params, require
-from trainer.selfplay import Spec, child_raw, completes_line, list_moves, uniform
+from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
 from trainer.table import Table, find, insert
 from trainer.td import annealed
 
@@ -144,6 +144,7 @@ def _q_games(spec: Spec, keys: np.ndarray, used: np.ndarray, V: np.ndarray, N: n
     win, draw, loss, step, gamma = p[0], p[1], p[2], p[3], p[4]
     random_opponent = p[8] > 0.5
     moves = np.empty(cells, dtype=np.int64)
+    vals = np.empty(cells, dtype=np.float64)
     for g in range(games):
         epsilon = p[6] + (p[5] - p[6]) * 0.5 ** ((played + g) / p[7])
         agent = (played + g) & 1  # with a random opponent: the side that learns to play
@@ -158,32 +159,18 @@ def _q_games(spec: Spec, keys: np.ndarray, used: np.ndarray, V: np.ndarray, N: n
             if (random_opponent and mover != agent) or uniform(rng) < epsilon:
                 pick = min(int(uniform(rng) * n), n - 1)
             else:
-                pick = -1
-                best = -1e300
-                ties = 0
                 for j in range(n):
                     bit = np.uint64(1) << np.uint64(moves[j])
                     if completes_line(spec, mine | bit, moves[j]):
-                        val = win
+                        vals[j] = win
                     elif (x | o | bit) == spec.full:
-                        val = draw
+                        vals[j] = draw
                     else:
                         t = find(keys, child_raw(spec, key, moves[j], mover))
-                        val = V[t, mover] if t >= 0 else 0.0
-                    if val > best:
-                        best = val
-                        pick = j
-                        ties = 1
-                    elif val == best:
-                        ties += 1
-                        if uniform(rng) * ties < 1.0:
-                            pick = j
+                        vals[j] = V[t, mover] if t >= 0 else 0.0
+                pick = greedy(vals, n, rng)
             cell = moves[pick]
-            bit = np.uint64(1) << np.uint64(cell)
-            if mover == 0:
-                x |= bit
-            else:
-                o |= bit
+            x, o = place(x, o, mover, cell)
             key = child_raw(spec, key, cell, mover)
             N[s] += 1
             alpha = 1.0 / N[s]

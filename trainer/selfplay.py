@@ -166,3 +166,27 @@ def child_canonical(spec: Spec, keys: U64, cell: int, mover: int) -> np.uint64:
 def child_raw(spec: Spec, key: np.uint64, cell: int, mover: int) -> np.uint64:
     """Seed 003's base-3 key after ``mover`` plays ``cell`` on the board of ``key``."""
     return key + spec.digits[mover] * spec.pow3[0, cell]
+
+
+@nb.njit(cache=True)
+def greedy(vals: npt.NDArray[np.float64], n: int, rng: U64) -> int:
+    """The index of the largest of ``vals[:n]``, ties broken uniformly at random."""
+    pick, ties = 0, 0
+    best = -np.inf
+    for j in range(n):
+        if vals[j] > best:
+            best, pick, ties = vals[j], j, 1
+        elif vals[j] == best:
+            ties += 1
+            if uniform(rng) * ties < 1.0:
+                pick = j
+    return pick
+
+
+@nb.njit(cache=True)
+def place(x: np.uint64, o: np.uint64, mover: int, cell: int) -> tuple[np.uint64, np.uint64]:
+    """The bitmasks after ``mover`` (0 X, 1 O) plays ``cell``."""
+    bit = _ONE << np.uint64(cell)
+    if mover == 0:
+        return x | bit, o
+    return x, o | bit

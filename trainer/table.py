@@ -29,33 +29,30 @@ def _home(keys: U64, key: np.uint64) -> int:
 
 
 @nb.njit(cache=True)
-def find(keys: U64, key: np.uint64) -> int:
-    """The slot of ``key``, or -1 if absent."""
+def _probe(keys: U64, key: np.uint64) -> int:
+    """The slot holding ``key``, or the empty slot where it would go."""
     mask = keys.shape[0] - 1
     i = _home(keys, key)
-    while True:
-        k = keys[i]
-        if k == key:
-            return i
-        if k == EMPTY:
-            return -1
+    while keys[i] != key and keys[i] != EMPTY:
         i = (i + 1) & mask
+    return i
+
+
+@nb.njit(cache=True)
+def find(keys: U64, key: np.uint64) -> int:
+    """The slot of ``key``, or -1 if absent."""
+    i = _probe(keys, key)
+    return i if keys[i] == key else -1
 
 
 @nb.njit(cache=True)
 def insert(keys: U64, used: npt.NDArray[np.int64], key: np.uint64) -> int:
     """The slot of ``key``, claiming a free one if absent (``used[0]`` counts the keys)."""
-    mask = keys.shape[0] - 1
-    i = _home(keys, key)
-    while True:
-        k = keys[i]
-        if k == key:
-            return i
-        if k == EMPTY:
-            keys[i] = key
-            used[0] += 1
-            return i
-        i = (i + 1) & mask
+    i = _probe(keys, key)
+    if keys[i] == EMPTY:
+        keys[i] = key
+        used[0] += 1
+    return i
 
 
 @nb.njit(cache=True)

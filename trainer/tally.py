@@ -29,7 +29,7 @@ import numpy as np
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, pool_images
 from trainer.learner import Learner, Params, require
-from trainer.selfplay import Spec, child_raw, completes_line, list_moves, uniform
+from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
 from trainer.table import Table, insert
 
 WIN, DRAW, LOSS = 100.0, 10.0, -1.0  # seed 000's weights
@@ -131,6 +131,7 @@ def _tally_games(spec: Spec, keys: np.ndarray, used: np.ndarray, T: np.ndarray,
     moves = np.empty(cells, dtype=np.int64)
     slots = np.empty(cells, dtype=np.int64)
     chosen = np.empty(cells, dtype=np.int64)
+    vals = np.empty(cells, dtype=np.float64)
     for g in range(games):
         explorer = ((played + g) // swap_every) & 1
         x = np.uint64(0)
@@ -152,34 +153,19 @@ def _tally_games(spec: Spec, keys: np.ndarray, used: np.ndarray, T: np.ndarray,
                 if greedy_credit:
                     first_credited = ply
             else:
-                pick = -1
-                best = -2.0
-                ties = 0
                 for j in range(n):
                     row = T[s, moves[j]]
                     total = row[0] + row[1] + row[2]
-                    if total > 0:
-                        win = row[mover]
-                        loss = row[1 - mover]
-                        score = (WIN * win + DRAW * row[2] + LOSS * loss) / total
+                    if total > 0:  # seed 000's relative weighted reward, mover's view
+                        vals[j] = (WIN * row[mover] + DRAW * row[2] + LOSS * row[1 - mover]) \
+                            / total
                     else:
-                        score = DRAW
-                    if score > best:
-                        best = score
-                        pick = j
-                        ties = 1
-                    elif score == best:
-                        ties += 1
-                        if uniform(rng) * ties < 1.0:
-                            pick = j
+                        vals[j] = DRAW
+                pick = greedy(vals, n, rng)
             cell = moves[pick]
             chosen[ply] = cell
-            bit = np.uint64(1) << np.uint64(cell)
             last = ply
-            if mover == 0:
-                x |= bit
-            else:
-                o |= bit
+            x, o = place(x, o, mover, cell)
             key = child_raw(spec, key, cell, mover)
             if completes_line(spec, x if mover == 0 else o, cell):
                 winner = mover

@@ -37,7 +37,9 @@ from trainer.selfplay import (
     Spec,
     child_canonical,
     completes_line,
+    greedy,
     list_moves,
+    place,
     play_keys,
     reset_keys,
     uniform,
@@ -197,19 +199,10 @@ def _td_games(spec: Spec, keys: U64, used: np.ndarray, V: np.ndarray, N: np.ndar
             elif uniform(rng) < level:  # epsilon: a random move
                 pick = min(int(uniform(rng) * n), n - 1)
                 random_move[ply] = vals[pick] < best
-            else:  # greedy, ties broken at random
-                ties = 0
-                for j in range(n):
-                    if vals[j] == best:
-                        ties += 1
-                        if uniform(rng) * ties < 1.0:
-                            pick = j
-            cell = moves[pick]
-            bit = np.uint64(1) << np.uint64(cell)
-            if mover == 0:
-                x |= bit
             else:
-                o |= bit
+                pick = greedy(vals, n, rng)
+            cell = moves[pick]
+            x, o = place(x, o, mover, cell)
             last = ply
             if completes_line(spec, (x if mover == 0 else o), cell):
                 winner = mover

@@ -42,3 +42,21 @@ def prefer(model: TableModel, pattern: str, cell: int, **info: object) -> TableM
     assert model.keys[row] == key
     values[row, model.game.symmetries[sym][cell]] = 1.0
     return TableModel(model.game, model.info.with_updates(**info), model.keys, values)
+
+
+def random_boards(game: Game, count: int, seed: int) -> list[Board]:
+    """Live boards reached by random legal moves."""
+    rng = np.random.default_rng(seed)
+    boards = []
+    while len(boards) < count:
+        board = Board.empty(game)
+        for _ in range(rng.integers(0, game.cells)):
+            moves = board.legal_moves()
+            if not moves:
+                break
+            nxt = board.play(int(rng.choice(moves)))
+            if nxt.is_over():
+                break
+            board = nxt
+        boards.append(board)
+    return boards

@@ -17,7 +17,7 @@ from trainer.evaluate import (
 )
 from trainer.training import make_learner
 
-from .conftest import prefer
+from .conftest import prefer, random_boards
 
 
 def _recursive_losses(model, board, side):
@@ -71,20 +71,10 @@ def test_line_counts_match_an_independent_recursive_count(ttt):
 
 @pytest.mark.parametrize("name", ["tictactoe", "mnk-3x4-3", "connect-4x5-4"])
 def test_fast_policy_chooses_as_the_model_does(name):
-    game = get_game(name)
-    learner = make_learner(game, "qlearning", seed=1)
+    learner = make_learner(get_game(name), "qlearning", seed=1)
     learner.play(2000)
     model = learner.export()
-    rng = np.random.default_rng(0)
-    boards = []
-    for _ in range(300):
-        board = Board.empty(game)
-        for _ in range(int(rng.integers(0, game.cells - 1))):
-            child = board.play(int(rng.choice(board.legal_moves())))
-            if child.is_over():
-                break
-            board = child
-        boards.append(board)
+    boards = random_boards(model.game, 300, seed=0)
     x = np.array([b.x for b in boards], dtype=np.uint64)
     o = np.array([b.o for b in boards], dtype=np.uint64)
     fast = policy_moves(model, x, o)

@@ -8,31 +8,15 @@ from trainer.selfplay import below, make_spec, next_u64, seed_state, uniform
 from trainer.table import EMPTY, Table, find, insert
 from trainer.training import make_learner
 
+from .conftest import random_boards
+
 GAMES = ["tictactoe", "mnk-3x4-3", "four-in-a-row", "connect-4x5-4"]
-
-
-def _random_boards(game, count, seed):
-    """Live boards reached by random legal moves."""
-    rng = np.random.default_rng(seed)
-    boards = []
-    while len(boards) < count:
-        board = Board.empty(game)
-        for _ in range(rng.integers(0, game.cells)):
-            moves = board.legal_moves()
-            if not moves:
-                break
-            nxt = board.play(int(rng.choice(moves)))
-            if nxt.is_over():
-                break
-            board = nxt
-        boards.append(board)
-    return boards
 
 
 @pytest.mark.parametrize("name", GAMES)
 def test_child_keys_match_the_game_core(name):
     game = get_game(name)
-    boards = _random_boards(game, 60, seed=3)
+    boards = random_boards(game, 60, seed=3)
     x = np.array([b.x for b in boards], dtype=np.uint64)
     o = np.array([b.o for b in boards], dtype=np.uint64)
     kids = expand(game, x, o)
@@ -52,7 +36,7 @@ def test_child_keys_match_the_game_core(name):
 
 def test_boards_round_trip_through_keys():
     game = get_game("mnk-3x4-3")
-    boards = _random_boards(game, 30, seed=5)
+    boards = random_boards(game, 30, seed=5)
     x = np.array([b.x for b in boards], dtype=np.uint64)
     o = np.array([b.o for b in boards], dtype=np.uint64)
     bx, bo = boards_of(game, base3_keys(game, x, o))
