@@ -301,6 +301,8 @@ class Registry:
         aliases: dict[str, int] = {}
         problems = []
         for alias, version in sorted(rollout.aliases.items()):
+            if version in models and not self._still_current(name, models[version]):
+                del models[version]  # the store was reset: this number names new bytes now
             if version not in models:
                 loaded = self._load(state.game, version)
                 if loaded is None:
@@ -325,6 +327,22 @@ class Registry:
         self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
                                      models=models, previous=previous, problems=tuple(problems))
         self._report(self._served[name])
+
+    def _still_current(self, name: str, held: Loaded) -> bool:
+        """Whether the store's version of this number is the model we hold.
+
+        A version is its number and its bytes. A store that lost its data (FLUSHALL, a
+        Redis without persistence restarted) numbers new versions from 1 again, so the
+        same number can come to name a different model: compare the sha256 of the bytes.
+        A version the store forgot entirely stays held.
+        """
+        record = self.store.version(game=name, version=held.version)
+        if record is None or held.record is None or record.sha256 == held.record.sha256:
+            return True
+        log.warning("%s version %d in the store is now a different model (sha256 %s..., was "
+                    "%s...): the store was reset; loading the new one", name, held.version,
+                    record.sha256[:12], held.record.sha256[:12])
+        return False
 
     def _load(self, game: Game, version: int) -> Loaded | None:
         """Load, verify and warm one version; ``None`` (and a counted failure) if it cannot
