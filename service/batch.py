@@ -15,8 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Board, Game, GameError, GameOver, InvalidBoard
-from gameai.games.keys import U64, canonical_keys_and_syms, transform_masks
-from gameai.games.positions import playable_masks
+from gameai.games.keys import U64
 from gameai.models import Model
 from service.errors import InvalidRequest
 
@@ -93,15 +92,7 @@ def move_values(model: Model, x: U64, o: U64) -> F64:
     each (which costs more than the lookup itself). ``tests/service/test_batch.py``
     holds the two equal on every live position.
     """
-    game = model.game
-    keys, syms = canonical_keys_and_syms(game, x, o)
-    cx, co = transform_masks(game, x, syms), transform_masks(game, o, syms)
-    canon = model._canonical_values(keys, cx, co)
-    perms = np.asarray(game.symmetries, dtype=np.intp)
-    values = np.take_along_axis(canon, perms[syms.astype(np.intp)], axis=1)
-    shifts = np.arange(game.cells, dtype=np.uint64)
-    legal = ((playable_masks(game, x | o)[:, None] >> shifts) & np.uint64(1)) == 1
-    return np.where(legal, np.nan_to_num(values, nan=0.0), np.nan).astype(np.float64)
+    return model.move_values_of_masks(x, o).astype(np.float64)
 
 
 def best_moves(values: F64) -> tuple[npt.NDArray[np.intp], F64]:

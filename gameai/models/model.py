@@ -111,10 +111,17 @@ class Model(abc.ABC):
         """
         for board in boards:
             self._check(board)
-        if not boards:
-            return np.zeros((0, self.game.cells), dtype=np.float32)
         x = np.fromiter((b.x for b in boards), dtype=np.uint64, count=len(boards))
         o = np.fromiter((b.o for b in boards), dtype=np.uint64, count=len(boards))
+        return self.move_values_of_masks(x, o)
+
+    def move_values_of_masks(self, x: U64, o: U64) -> F32:
+        """:meth:`move_values` for boards given as bitmask arrays, for callers that have
+        already validated them (a batch parser): no ``Board`` objects, no per-board checks.
+        The boards must be valid and unfinished; what a finished board gets is unspecified.
+        """
+        if len(x) == 0:
+            return np.zeros((0, self.game.cells), dtype=np.float32)
         keys, syms = canonical_keys_and_syms(self.game, x, o)
         cx, co = transform_masks(self.game, x, syms), transform_masks(self.game, o, syms)
         canon = self._canonical_values(keys, cx, co)
