@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "trainer.cli",
     "service.cli",
     "gameai.cli.up",
+    "stress.cli",
 )
 
 
