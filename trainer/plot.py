@@ -58,7 +58,7 @@ def plot_history(history: Sequence[Checkpoint], path: str | Path, *, title: str,
     if games and games[-1] > 10 * games[0]:
         ax_open.set_xscale("log")  # checkpoints are spaced geometrically
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 
