@@ -38,6 +38,7 @@ log = logging.getLogger("gameai.trainer")
 ROUND_SECONDS = 0.25  # self-play between checks of the stop flag and the retry clock
 RETRY_FIRST, RETRY_MAX = 1.0, 30.0
 STALL_SECONDS = 600.0  # /healthz turns 503 if the loop has not come round for this long
+PING_SECONDS = 5.0  # how often a background thread checks the store for store_up
 
 
 class _Stopping(Exception):
@@ -76,6 +77,23 @@ class Worker:
         self.stop.set()
         if self._abortable:
             raise _Stopping
+
+    def watch_store(self) -> threading.Thread:
+        """Start a thread that pings the store every few seconds for ``store_up``, so the
+        gauge is fresh between publishes and training never waits on it."""
+        def loop() -> None:
+            while True:
+                try:
+                    self.store.ping()
+                    self.metrics.store_up(True)
+                except StoreError:
+                    self.metrics.store_up(False)
+                if self.stop.wait(PING_SECONDS):
+                    return
+
+        thread = threading.Thread(target=loop, name="store-watch", daemon=True)
+        thread.start()
+        return thread
 
     def health(self) -> dict[str, Any] | None:
         if time.monotonic() - self.heartbeat > STALL_SECONDS:
@@ -209,6 +227,7 @@ def main(args: argparse.Namespace) -> int:
                      settings.game.name, settings.algorithm, settings.host, server.port,
                      settings.store.where)
             learner.play(0)
+            watch = worker.watch_store()
             previous = {sig: signal.signal(sig, worker.request_stop)
                         for sig in (signal.SIGTERM, signal.SIGINT)}
             try:
@@ -216,6 +235,8 @@ def main(args: argparse.Namespace) -> int:
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
+                worker.stop.set()
+                watch.join(timeout=5)
                 server.stop()
     except StoreUnavailable as e:
         raise CommandError(str(e), STORE_DOWN) from e
