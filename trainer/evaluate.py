@@ -11,9 +11,11 @@ Figures (the JSON of ``gameai evaluate``):
   as X and as O.
 * ``checks``: seed 000's five questions (tic-tac-toe only).
 * ``model_bytes``: the size of the stored artifact.
+* ``draws_as_x`` / ``draws_as_o``: the lines of the same trees that end in a draw.
 * ``game_value``: ``x_wins``, ``draw`` or ``o_wins`` with perfect play. In a won game the
-  loser loses lines whatever it does, so "unbeatable" asks no losing line only of the
-  sides that can avoid losing (:func:`unbeatable`).
+  loser loses lines whatever it does, so "unbeatable" means keeping the game's value: no
+  losing line in a drawn game, every line won by the winner of a won one
+  (:func:`unbeatable`).
 * ``omitted``: figures left out, each with the reason (a game too large for the solver or
   for the exhaustive opponent).
 
@@ -74,11 +76,23 @@ def losses(model: Model, *, side: str, limit: int = TREE_LIMIT) -> int:
     Raises:
         TooLarge: a layer of the tree holds more than ``limit`` positions.
     """
-    lost = 0
+    return line_outcomes(model, side=side, limit=limit)[0]
+
+
+def line_outcomes(model: Model, *, side: str, limit: int = TREE_LIMIT) -> tuple[int, int]:
+    """``(lost, drawn)``: the lines of the exhaustive opponent's tree that the model loses,
+    and those that end in a draw, playing ``side``.
+
+    Raises:
+        TooLarge: a layer of the tree holds more than ``limit`` positions.
+    """
+    lost = drawn = 0
     for layer in _tree(model, side, limit):
+        ends = layer.chosen & layer.kids.full & ~layer.kids.won
+        drawn += int((layer.count[:, None] * ends).sum())
         if not layer.mine:
             lost += int((layer.count[:, None] * (layer.chosen & layer.kids.won)).sum())
-    return lost
+    return lost, drawn
 
 
 def policy_positions(model: Model, *, side: str, limit: int = TREE_LIMIT) -> tuple[U64, U64]:
@@ -237,11 +251,12 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
     """Every figure of the report (see the module docstring); omitted ones say why."""
     report: dict[str, Any] = {}
     omitted: dict[str, str] = {}
-    for side in ("X", "O"):
+    for side in ("x", "o"):
         try:
-            report[f"losses_as_{side.lower()}"] = losses(model, side=side, limit=tree_limit)
+            lost, drawn = line_outcomes(model, side=side.upper(), limit=tree_limit)
+            report[f"losses_as_{side}"], report[f"draws_as_{side}"] = lost, drawn
         except TooLarge as e:
-            omitted[f"losses_as_{side.lower()}"] = str(e)
+            omitted[f"losses_as_{side}"] = omitted[f"draws_as_{side}"] = str(e)
     try:
         report["optimal_move_rate"] = round(optimal_move_rate(model), 6)
         report["game_value"] = game_value(model.game)
@@ -268,6 +283,13 @@ def must_not_lose(report: dict[str, Any]) -> tuple[str, ...]:
 
 
 def unbeatable(report: dict[str, Any]) -> bool:
-    """No losing line for any side that can avoid losing (False when a needed figure was
-    omitted)."""
-    return all(report.get(f"losses_as_{side.lower()}") == 0 for side in must_not_lose(report))
+    """The model keeps the game's value against every reply: no losing line in a drawn
+    game; in a won game, the winner wins every line (no loss, no draw) and the loser is
+    asked nothing. False when a needed figure was omitted."""
+    value = report.get("game_value")
+    for side in must_not_lose(report):
+        if report.get(f"losses_as_{side.lower()}") != 0:
+            return False
+        if value in ("x_wins", "o_wins") and report.get(f"draws_as_{side.lower()}") != 0:
+            return False
+    return True

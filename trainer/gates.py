@@ -1,8 +1,8 @@
 """Promotion gates and publishing: a candidate becomes ``production`` only if it is no worse.
 
 The gates (issue 4): the candidate is unbeatable as X and as O (seed 003's exhaustive
-opponent finds no winning line; in a game won by one side, only that side is asked), and
-its ``optimal_move_rate`` is not below the current
+opponent finds no winning line; in a game won by one side, that side must win every line
+and the other is asked nothing), and its ``optimal_move_rate`` is not below the current
 production version's. A figure the evaluator had to omit cannot pass a gate that needs
 it, so a game too large for the exhaustive opponent is never auto-promoted.
 """
@@ -30,13 +30,17 @@ def check_gates(candidate: dict[str, Any], production: dict[str, Any] | None) ->
     """Whether a model with evaluation ``candidate`` may replace one with ``production``
     (``None``: there is no production version yet)."""
     reasons = []
+    won = candidate.get("game_value") in ("x_wins", "o_wins")
     for side in must_not_lose(candidate):
         lost = candidate.get(f"losses_as_{side.lower()}")
+        drawn = candidate.get(f"draws_as_{side.lower()}")
         if lost is None:
             reasons.append(f"losses as {side} were not measured (the exhaustive opponent "
                            "was omitted)")
         elif lost > 0:
             reasons.append(f"loses {lost:,} lines as {side}")
+        elif won and drawn != 0:
+            reasons.append(f"draws {drawn:,} lines as {side}, which wins this game")
     ours = candidate.get("optimal_move_rate")
     theirs = (production or {}).get("optimal_move_rate")
     if theirs is not None:

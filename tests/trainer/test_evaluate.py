@@ -36,6 +36,7 @@ def _recursive_losses(model, board, side):
 def test_the_solver_is_unbeatable_and_optimal(oracle):
     report = evaluate(oracle, random_games=300)
     assert report["losses_as_x"] == report["losses_as_o"] == 0
+    assert report["draws_as_x"] > 0 and report["draws_as_o"] > 0
     assert report["optimal_move_rate"] == 1.0
     assert report["game_value"] == "draw"
     for side in ("as_x", "as_o"):
@@ -102,7 +103,7 @@ def test_large_games_say_what_is_omitted():
     learner = make_learner(game, "td", seed=1)
     learner.play(500)
     report = evaluate(learner.export(), random_games=50, tree_limit=1000)
-    for figure in ("losses_as_x", "losses_as_o", "optimal_move_rate", "game_value", "checks"):
+    for figure in ("losses_as_x", "draws_as_o", "optimal_move_rate", "game_value", "checks"):
         assert figure not in report
         assert report["omitted"][figure]
     assert "1,000" in report["omitted"]["losses_as_x"]
@@ -115,5 +116,19 @@ def test_in_a_won_game_only_the_winner_must_not_lose():
     assert must_not_lose({"game_value": "o_wins"}) == ("O",)
     assert must_not_lose({"game_value": "draw"}) == ("X", "O")
     assert must_not_lose({}) == ("X", "O")
-    assert unbeatable({"game_value": "x_wins", "losses_as_x": 0, "losses_as_o": 40})
+    assert unbeatable({"game_value": "x_wins", "losses_as_x": 0, "draws_as_x": 0,
+                       "losses_as_o": 40})
+    assert not unbeatable({"game_value": "x_wins", "losses_as_x": 0, "draws_as_x": 3,
+                           "losses_as_o": 40})
     assert not unbeatable({"game_value": "draw", "losses_as_x": 0, "losses_as_o": 1})
+
+
+def test_in_a_won_game_the_solver_wins_every_line():
+    game = get_game("mnk-3x4-3")
+    from gameai.models.oracle import solver_model
+
+    report = evaluate(solver_model(game), random_games=50)
+    assert report["game_value"] == "x_wins"
+    assert report["losses_as_x"] == report["draws_as_x"] == 0
+    assert report["losses_as_o"] > 0
+    assert unbeatable(report)

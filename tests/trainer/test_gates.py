@@ -31,10 +31,12 @@ def test_gates_refuse_a_worse_model():
     assert not unmeasured.passed and "optimal_move_rate was not measured" in unmeasured.reasons[0]
 
 
-def test_in_a_won_game_the_loser_may_lose_lines():
-    won = {"losses_as_x": 0, "losses_as_o": 300, "optimal_move_rate": 0.9,
+def test_in_a_won_game_the_loser_may_lose_lines_but_the_winner_must_win():
+    won = {"losses_as_x": 0, "draws_as_x": 0, "losses_as_o": 300, "optimal_move_rate": 0.9,
            "game_value": "x_wins"}
     assert check_gates(won, None).passed
+    drawn = check_gates({**won, "draws_as_x": 2}, None)
+    assert drawn.reasons == ["draws 2 lines as X, which wins this game"]
 
 
 def _evaluated(model, **info):
