@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
 
 from gameai.games import GameError
 from gameai.store import StoreError
@@ -264,6 +265,8 @@ async def _json_body(request: Request, *, required: tuple[str, ...]) -> dict[str
         body = json.loads(await request.body())
     except (ValueError, UnicodeDecodeError) as e:
         raise InvalidRequest(f"not valid JSON: {str(e)[:80]}", field="body") from None
+    except RecursionError:  # json recurses per level: '[[[[...' within the size limit
+        raise InvalidRequest("JSON nested too deeply", field="body") from None
     if not isinstance(body, dict):
         raise InvalidRequest("must be a JSON object", field="body")
     for name in required:
@@ -295,9 +298,33 @@ def _add_error_handlers(app: FastAPI) -> None:
                           "message": f"{field}: {message}"}}
         return JSONResponse(body, status_code=422)
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own refusals (no such route, wrong method, a body FastAPI cannot
+        parse) in our error shape rather than ``{"detail": ...}``."""
+        assert isinstance(exc, HTTPException)
+        field, message = _HTTP_ERRORS.get(exc.status_code, ("", str(exc.detail)))
+        message = message.format(method=request.method, path=request.url.path[:200])
+        body = {"error": {"status": exc.status_code,
+                          "code": _HTTP_CODES.get(exc.status_code, "UNKNOWN"),
+                          "field": field, "message": f"{field}: {message}" if field else message}}
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
     for kind in (ServiceError, GameError, StoreError):
         app.add_exception_handler(kind, mapped)
     app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(HTTPException, http_error)
+
+
+# Statuses Starlette and FastAPI raise themselves: the field at fault and the message.
+_HTTP_ERRORS = {
+    400: ("body", "the request body could not be read"),
+    404: ("path", "no such resource: {path}"),
+    405: ("method", "{method} is not allowed on {path}"),
+}
+_HTTP_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+               404: "NOT_FOUND", 405: "UNIMPLEMENTED", 413: "RESOURCE_EXHAUSTED",
+               415: "INVALID_ARGUMENT", 422: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",
+               503: "UNAVAILABLE"}
 
 
 Scope = MutableMapping[str, Any]

@@ -163,3 +163,27 @@ def test_health_readiness_docs_and_board(http: httpx.Client) -> None:
     assert "/v1/games/{game}/best-move" in spec["paths"]
     page = http.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+def test_unknown_routes_and_methods_answer_in_the_error_shape(http: httpx.Client) -> None:
+    r = http.get("/v1/no-such-thing")
+    assert r.status_code == 404
+    assert r.json()["error"] == {"status": 404, "code": "NOT_FOUND", "field": "path",
+                                 "message": "path: no such resource: /v1/no-such-thing"}
+    r = http.get("/v1/games/tictactoe/best-move")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["error"]["code"] == "UNIMPLEMENTED"
+    assert r.json()["error"]["field"] == "method"
+    assert http.get("/web/no-such-file.js").json()["error"]["field"] == "path"
+
+
+def test_deeply_nested_json_is_refused_not_a_500(http: httpx.Client) -> None:
+    deep = "[" * 2000 + "]" * 2000  # within the 4 KiB limit of this server
+    r = http.post("/v1/games/tictactoe/best-move", content=f'{{"board": {deep}}}')
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["field"] == "body" and "nested" in r.json()["error"]["message"]
+    r = http.put("/v1/games/tictactoe/aliases/production", content=f'{{"version": {deep}}}',
+                 headers={"Authorization": f"Bearer {ADMIN_TOKEN}",
+                          "Content-Type": "application/json"})
+    assert r.status_code in (400, 422), r.text
+    assert r.json()["error"]["field"] == "body"
