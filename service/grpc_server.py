@@ -14,6 +14,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -176,8 +179,10 @@ def build_server(runtime: Runtime, *, host: str, port: int,
     ]
     server = grpc.aio.server(options=options)
     edge = _Edge(runtime)
-    move_pb2_grpc.add_MoveServiceServicer_to_server(MoveServicer(edge), server)
-    models_pb2_grpc.add_ModelServiceServicer_to_server(ModelServicer(edge), server)
+    _add_service(server, move_pb2.DESCRIPTOR.services_by_name["MoveService"],
+                 MoveServicer(edge), edge)
+    _add_service(server, models_pb2.DESCRIPTOR.services_by_name["ModelService"],
+                 ModelServicer(edge), edge)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -186,6 +191,37 @@ def build_server(runtime: Runtime, *, host: str, port: int,
     if bound == 0:
         raise OSError(f"cannot bind gRPC to {host}:{port}")
     return server, bound, health_servicer
+
+
+def _add_service(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object,
+                 edge: _Edge) -> None:
+    """What the generated ``add_*Servicer_to_server`` does, except that requests arrive as
+    bytes and are decoded here: a malformed message is then ``INVALID_ARGUMENT`` naming the
+    body, where grpc's own deserializer answers ``UNKNOWN`` with a parser exception."""
+    handlers = {}
+    for method in service.methods:
+        response = message_factory.GetMessageClass(method.output_type)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            _decoded(getattr(servicer, method.name), method.name,
+                     message_factory.GetMessageClass(method.input_type), edge),
+            response_serializer=response.SerializeToString)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
+def _decoded(behavior: Callable[[Any, Any], Any], method: str, request_type: Any,
+             edge: _Edge) -> Callable[[bytes, grpc.aio.ServicerContext], Any]:
+    async def handle(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            request = request_type.FromString(raw)
+        except DecodeError as e:
+            edge.metrics.observe("grpc", method, "", None, "INVALID_ARGUMENT", 0.0)
+            context.set_trailing_metadata((("gameai-field", "body"),))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"body: not a valid {request_type.DESCRIPTOR.full_name}: {e}")
+        return await behavior(request, context)
+    return handle
 
 
 async def set_health(servicer: health.aio.HealthServicer, *, serving: bool) -> None:

@@ -109,3 +109,18 @@ def test_reflection_lists_and_describes_the_services(channel: grpc.Channel) -> N
             "grpc.reflection.v1alpha.ServerReflection"} <= names
     files = answers[1].file_descriptor_response.file_descriptor_proto
     assert files and b"BestMoveRequest" in files[0]
+
+
+@pytest.mark.parametrize("raw", [
+    bytes([0x0A, 9]) + b"tictactoe" + bytes([0x12, 3]) + b"\xff\xfe\xfd",  # board not UTF-8
+    b"\xff\xff\xff\xff\xff",  # not a protobuf message at all
+], ids=["bad-utf8", "garbage"])
+def test_malformed_messages_are_invalid_argument(channel: grpc.Channel, raw: bytes) -> None:
+    call = channel.unary_unary("/gameai.v1.MoveService/BestMove",
+                               request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    with pytest.raises(grpc.RpcError) as caught:
+        call(raw, timeout=5)
+    error = caught.value
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert error.details().startswith("body: not a valid gameai.v1.BestMoveRequest")
+    assert dict(error.trailing_metadata())["gameai-field"] == "body"
