@@ -158,8 +158,6 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
             child.start(env)
         http = f"http://127.0.0.1:{args.http_port}"
         _wait(f"{http}/healthz", children, stop, "the server to start")
-        _wait(f"http://127.0.0.1:{args.metrics_port}/healthz", children, stop,
-              "the trainer to start")
         _wait_ready(f"{http}/readyz", f"http://127.0.0.1:{args.metrics_port}/metrics",
                     children, stop)
         print(urls(args, logs))
@@ -268,7 +266,10 @@ def scrape_sum(url: str, metric: str) -> int | None:
 
 
 def port_is_free(port: int) -> bool:
+    """Nothing listens on ``port``. Connections of a previous run that linger in TIME_WAIT
+    do not count: the servers bind with SO_REUSEADDR too."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import re
 
+import pytest
+
 from gameai.cli import build_parser
 from tests.deploy.conftest import ROOT
 from tests.deploy.contract import settings
@@ -48,12 +50,13 @@ def test_every_server_setting_is_documented_with_its_flag() -> None:
             assert f"`{flag}`" in rows[env], f"{env}: flag {flag} not documented"
 
 
-def test_every_serve_flag_is_documented() -> None:
+@pytest.mark.parametrize("command", ["serve", "trainer", "up"])
+def test_every_flag_is_documented(command: str) -> None:
     text = CONFIGURATION.read_text()
-    for action in subcommand("serve")._actions:
+    for action in subcommand(command)._actions:
         for option in action.option_strings:
             if option.startswith("--") and option != "--help":
-                assert f"`{option}`" in text, f"gameai serve {option} is not documented"
+                assert f"`{option}`" in text, f"gameai {command} {option} is not documented"
 
 
 def test_operations_covers_every_way_to_run_it() -> None:

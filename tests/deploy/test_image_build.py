@@ -58,7 +58,7 @@ def test_build_stage_yields_a_complete_package(tmp_path: Path) -> None:
         f"assert gameai.__file__.startswith({str(site)!r}), gameai.__file__\n"
         "assert (service.rest.WEB_DIR / 'index.html').is_file(), 'no web board'\n"
         "commands = build_parser()._subparsers._group_actions[0].choices\n"
-        "assert {'serve', 'models'} <= set(commands), sorted(commands)\n"
+        "assert {'serve', 'trainer', 'models', 'up'} <= set(commands), sorted(commands)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
