@@ -14,10 +14,10 @@ import hmac
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -37,7 +37,9 @@ from service.errors import (
 from service.metrics import exposition
 from service.runtime import Runtime
 
-WEB_DIR = Path(__file__).parent / "web"
+WEB_DIR = FilePath(__file__).parent / "web"
+# The game path parameter, with an example so generated API tests reach past the 404.
+Game = Annotated[str, Path(examples=["tictactoe"])]
 
 
 class MoveRequest(BaseModel):
@@ -103,6 +105,38 @@ class BatchOut(BaseModel):
         "row-major, null where the move is illegal")
 
 
+class ErrorDetail(BaseModel):
+    status: int
+    code: str = Field(description="the gRPC status name of the same error")
+    field: str = Field(description="the request field at fault")
+    message: str = Field(description="starts with the field")
+
+
+class ErrorOut(BaseModel):
+    """Every error answer: docs/api.md has the table."""
+
+    error: ErrorDetail
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorOut, "description": _ERROR_TEXT[status]}
+            for status in statuses}
+
+
+_ERROR_TEXT = {
+    400: "the body could not be read",
+    401: "no valid bearer token",
+    404: "unknown game, alias or version, or a game not served here",
+    409: "the board is a finished game (or, for admin changes, the store refused it)",
+    413: "more bytes or boards than the server accepts",
+    422: "a field is missing, mistyped or impossible; the body is not JSON",
+    503: "the store is unreachable and this server does not hold the version",
+}
+MOVE_ERRORS = _errors(404, 409, 413, 422, 503)
+MODEL_ERRORS = _errors(404, 422, 503)
+ADMIN_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
+
+
 def create_app(runtime: Runtime) -> FastAPI:
     """The REST application over ``runtime`` (registry, metrics, settings, drain state)."""
     app = FastAPI(title="gameai move server", version="1",
@@ -116,7 +150,7 @@ def create_app(runtime: Runtime) -> FastAPI:
         return JSONResponse(body)
 
     @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest))
+              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
         a = core.best_move(registry, **await _move_fields(request, "BestMove"))
         m = a.move
@@ -126,7 +160,7 @@ def create_app(runtime: Runtime) -> FastAPI:
             a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest))
+              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
     async def evaluate(request: Request) -> Response:
         a = core.evaluate(registry, **await _move_fields(request, "Evaluate"))
         e = a.evaluation
@@ -136,7 +170,7 @@ def create_app(runtime: Runtime) -> FastAPI:
                       for m in e.moves]}, a.version)
 
     @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
-              openapi_extra=_body_schema(BatchRequest))
+              openapi_extra=_body_schema(BatchRequest), responses=MOVE_ERRORS)
     async def evaluate_batch(request: Request) -> Response:
         game = request.path_params["game"]
         request.scope["gameai"] = ("EvaluateBatch", game, None)
@@ -167,8 +201,8 @@ def create_app(runtime: Runtime) -> FastAPI:
                   "ready": s.ready} for s in core.list_games(registry)]
         return answer(request, "ListGames", "", {"games": games}, None)
 
-    @app.get("/v1/games/{game}/models", tags=["models"])
-    async def list_models(game: str, request: Request) -> Response:
+    @app.get("/v1/games/{game}/models", tags=["models"], responses=MODEL_ERRORS)
+    async def list_models(game: Game, request: Request) -> Response:
         request.scope["gameai"] = ("ListModels", game, None)
         listing = await asyncio.to_thread(core.list_models, registry, game=game)
         return answer(request, "ListModels", listing.game, {
@@ -176,8 +210,9 @@ def create_app(runtime: Runtime) -> FastAPI:
             "canary_weight": listing.canary_weight,
             "versions": [v.to_json() for v in listing.versions]}, None)
 
-    @app.get("/v1/games/{game}/models/{version}", tags=["models"])
-    async def get_model(game: str, version: str, request: Request) -> Response:
+    @app.get("/v1/games/{game}/models/{version}", tags=["models"], responses=MODEL_ERRORS)
+    async def get_model(game: Game, version: Annotated[str, Path(examples=["production", "1"])],
+                        request: Request) -> Response:
         request.scope["gameai"] = ("GetModel", game, None)
         summary = await asyncio.to_thread(core.get_model, registry, game=game, version=version)
         return answer(request, "GetModel", summary.game, summary.to_json(), summary.version)
@@ -185,11 +220,12 @@ def create_app(runtime: Runtime) -> FastAPI:
     if settings.admin_token is not None:
         _add_admin_routes(app, runtime, settings.admin_token, answer)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], response_class=PlainTextResponse)
     async def healthz() -> Response:
         return PlainTextResponse("ok")
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"],
+             responses={503: {"description": "not ready (the body says why) or draining"}})
     async def readyz() -> Response:
         report = registry.readiness()
         report["draining"] = runtime.draining
@@ -197,7 +233,7 @@ def create_app(runtime: Runtime) -> FastAPI:
         runtime.metrics.ready.set(1 if ok else 0)
         return JSONResponse(report, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["health"])
+    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     async def metrics() -> Response:
         body, content_type = exposition(runtime.metrics)
         return Response(body, media_type=content_type)
@@ -223,15 +259,18 @@ def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
 
     admin = [Depends(require_token)]
 
-    @app.put("/v1/games/{game}/aliases/{alias}", tags=["admin"], dependencies=admin)
-    async def set_alias(game: str, alias: str, body: AliasRequest, request: Request) -> Response:
+    @app.put("/v1/games/{game}/aliases/{alias}", tags=["admin"], dependencies=admin,
+             responses=ADMIN_ERRORS)
+    async def set_alias(game: Game, alias: str, body: AliasRequest,
+                        request: Request) -> Response:
         request.scope["gameai"] = ("SetAlias", game, None)
         change = await asyncio.to_thread(core.set_alias, runtime.registry, game=game,
                                          alias=alias, version=body.version, by=_who(request))
         return answer(request, "SetAlias", change.game, change.to_json(), change.to_version)
 
-    @app.put("/v1/games/{game}/canary", tags=["admin"], dependencies=admin)
-    async def set_canary(game: str, body: CanaryRequest, request: Request) -> Response:
+    @app.put("/v1/games/{game}/canary", tags=["admin"], dependencies=admin,
+             responses=ADMIN_ERRORS)
+    async def set_canary(game: Game, body: CanaryRequest, request: Request) -> Response:
         request.scope["gameai"] = ("SetCanary", game, None)
         await asyncio.to_thread(core.set_canary, runtime.registry, game=game,
                                 version=body.version, weight=body.weight, by=_who(request))
@@ -243,7 +282,7 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The OpenAPI path parameter and request body of a move route, which reads both
     itself (FastAPI's parameter machinery costs more than the answer)."""
     return {"parameters": [{"name": "game", "in": "path", "required": True,
-                            "schema": {"type": "string"},
+                            "schema": {"type": "string"}, "example": "tictactoe",
                             "description": "tictactoe, four-in-a-row, mnk-RxC-K, ..."}],
             "requestBody": {"required": True, "content": {
                 "application/json": {"schema": model.model_json_schema()}}}}

@@ -187,3 +187,16 @@ def test_deeply_nested_json_is_refused_not_a_500(http: httpx.Client) -> None:
                           "Content-Type": "application/json"})
     assert r.status_code in (400, 422), r.text
     assert r.json()["error"]["field"] == "body"
+
+
+def test_openapi_documents_every_error_answer(http: httpx.Client) -> None:
+    spec = http.get("/openapi.json").json()
+    best = spec["paths"]["/v1/games/{game}/best-move"]["post"]["responses"]
+    assert set(best) == {"200", "404", "409", "413", "422", "503"}
+    assert best["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorOut")
+    shape = spec["components"]["schemas"]["ErrorDetail"]["properties"]
+    assert set(shape) == set(http.get("/v1/games/chess/models").json()["error"])
+    models = spec["paths"]["/v1/games/{game}/models"]["get"]["responses"]
+    assert {"404", "422", "503"} <= set(models) and "HTTPValidationError" not in str(models)
+    health = spec["paths"]["/healthz"]["get"]["responses"]["200"]["content"]
+    assert list(health) == ["text/plain"]
