@@ -208,10 +208,11 @@ def _model_summary(state: Served, version: int, record: VersionRecord | None,
 
 # -- admin -------------------------------------------------------------------------------
 
-def set_alias(registry: Registry, *, game: str, alias: str, version: object,
+def set_alias(registry: Registry, *, game: str, alias: object, version: object,
               by: str) -> AliasChange:
     """Point ``alias`` at ``version`` in the store; every server follows within a second."""
     state = registry.served(_text(game, "game", required=True))
+    alias = _text(alias, "alias", required=True)
     if not _ALIAS.fullmatch(alias):
         raise InvalidRequest("must be 1-32 lowercase letters, digits, '-' or '_', starting "
                              "with a letter", field="alias")

@@ -160,3 +160,10 @@ def test_models_are_listed_with_their_aliases(registry: Registry, store: ModelSt
     assert summary.version == 2 and summary.to_json()["algorithm"] == "empty"
     with pytest.raises(UnknownModel):
         core.get_model(registry, game="tictactoe", version="7")
+
+
+@pytest.mark.parametrize("alias", [0, None, ["production"], ""])
+def test_set_alias_names_a_mistyped_alias(registry: Registry, alias: object) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        core.set_alias(registry, game="tictactoe", alias=alias, version=1, by="tests")
+    assert caught.value.field == "alias"
