@@ -117,6 +117,8 @@ def test_app_containers_are_locked_down(compose: dict[str, Any]) -> None:
         assert "no-new-privileges:true" in service["security_opt"]
         assert any(t.startswith("/tmp:") for t in service["tmpfs"])  # numba cache, tables
     assert set(compose["services"]["redis"]["networks"]) == {"store"}  # not on metrics
+    assert "ports" not in compose["services"]["redis"]  # never published on the host
+    assert compose["services"]["prometheus"]["ports"][0].startswith("127.0.0.1:")
 
 
 def test_every_bind_mount_exists(compose: dict[str, Any]) -> None:
