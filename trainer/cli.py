@@ -70,6 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
     p.add_argument("--publish-every", type=_positive, metavar="N",
                    help="self-play games between publish attempts (default: per algorithm)")
+    p.add_argument("--publish-min-seconds", type=float, metavar="S",
+                   help="at most one candidate per S seconds (default 60)")
     p.add_argument("--metrics-port", type=int, metavar="P",
                    help="default: $GAMEAI_METRICS_PORT or 9100 (0: any free port)")
     p.add_argument("--host", help="bind address of the metrics port (default 127.0.0.1)")

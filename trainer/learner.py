@@ -123,6 +123,8 @@ class Learner(abc.ABC):
 
         ``play(0)`` only compiles (or loads from numba's cache) the learner's kernel.
         """
+        if games < 0:
+            raise ValueError(f"cannot play {games} games")
         started = time.perf_counter()
         stats = np.zeros(4, dtype=np.int64)  # x wins, o wins, draws, moves
         done = 0

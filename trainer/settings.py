@@ -29,6 +29,7 @@ class WorkerSettings:
     algorithm: str
     store: StoreSettings
     publish_every: int
+    publish_min_seconds: float = 60.0
     metrics_port: int = 9100
     host: str = "127.0.0.1"
     from_version: str | None = None
@@ -77,6 +78,7 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     return WorkerSettings(
         game=game, algorithm=algorithm, store=store,
         publish_every=flags.get("publish_every") or PUBLISH_EVERY[algorithm],
+        publish_min_seconds=_seconds(flags.get("publish_min_seconds")),
         metrics_port=port, host=host, from_version=flags.get("from_version"),
         promote=flags.get("promote") or "auto", seed=int(flags.get("seed") or 0),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
@@ -93,4 +95,13 @@ def _int(flag: Any, variable: str | None, default: int, name: str, low: int, hig
         raise SettingsError(f"{name}: must be a whole number, got {raw!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name}: must be between {low} and {high}, got {value}")
+    return value
+
+
+def _seconds(raw: Any) -> float:
+    if raw is None:
+        return 60.0
+    value = float(raw)
+    if not 0 <= value <= 86400:
+        raise SettingsError(f"--publish-min-seconds: must be between 0 and 86400, got {value:g}")
     return value

@@ -1,8 +1,9 @@
 """``gameai trainer``: the long-running worker that learns, publishes and promotes.
 
 It trains in short rounds of self-play (a fraction of a second each). Every
-``publish_every`` games it exports the model, evaluates it and publishes it as a candidate
-with the evaluation in its metadata; with ``--promote auto`` the candidate becomes
+``publish_every`` games (and at most once per ``publish_min_seconds``, so a fast game does
+not flood the store with versions) it exports the model, evaluates it and publishes it as
+a candidate with the evaluation in its metadata; with ``--promote auto`` the candidate becomes
 ``production`` when the gates pass (:mod:`trainer.gates`).
 
 Store outages: a candidate that cannot be published is kept and retried with backoff
@@ -66,6 +67,7 @@ class Worker:
         self._abortable = False
         self._retry_at = 0.0
         self._backoff = RETRY_FIRST
+        self._last_candidate = -float("inf")
 
     @property
     def played(self) -> int:
@@ -112,13 +114,15 @@ class Worker:
                     break
                 self._retry_or_wait()
                 continue
-            stats = self.learner.play(min(chunk, left, s.publish_every - since))
+            stats = self.learner.play(max(1, min(chunk, left, s.publish_every - since)))
             since += stats.games
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
             chunk = _next_chunk(chunk, stats.seconds)
             finished = s.max_games is not None and self.played >= s.max_games
-            if since >= s.publish_every or finished:
+            due = time.monotonic() - self._last_candidate >= s.publish_min_seconds
+            if (since >= s.publish_every and due) or finished:
                 since = 0
+                self._last_candidate = time.monotonic()
                 try:
                     self.pending = self._candidate()
                 except _Stopping:

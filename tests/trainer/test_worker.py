@@ -31,7 +31,8 @@ METRICS = ("gameai_trainer_games_total", "gameai_trainer_games_per_second",
 def _start(store_url: str, port: int, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "gameai", "trainer", "--game", "tictactoe", "--algorithm", "td",
-         "--store", store_url, "--metrics-port", str(port), *extra],
+         "--store", store_url, "--metrics-port", str(port), "--publish-min-seconds", "0",
+         *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "GAMEAI_LOG_LEVEL": "info"})
 
@@ -152,7 +153,8 @@ def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
 
 def _args(redis_url: str, **kw: object) -> argparse.Namespace:
     base = dict(game="tictactoe", algorithm="td", store=redis_url, store_file=None,
-                store_prefix=None, data_dir=None, publish_every=500, metrics_port=0,
+                store_prefix=None, data_dir=None, publish_every=500, publish_min_seconds=0,
+                metrics_port=0,
                 host=None, from_version=None, promote="auto", seed=1, param=[],
                 max_games=500, log_level="warning")
     return argparse.Namespace(**{**base, **kw})
@@ -180,6 +182,17 @@ def test_worker_warm_starts_from_a_version(redis_url, td_model):
         assert child.info["parent_version"] == parent
         assert child.info["games_played"] == td_model.info.games_played + 1
         assert child.evaluation["losses_as_x"] == child.evaluation["losses_as_o"] == 0
+
+
+def test_worker_publishes_at_most_once_per_interval(redis_url):
+    with ModelStore.from_url(redis_url) as store:
+        started = time.monotonic()
+        assert main(_args(redis_url, max_games=20_000, publish_every=100,
+                          publish_min_seconds=3600)) == 0
+        assert time.monotonic() - started < 30
+        versions = store.versions(game="tictactoe")
+        assert len(versions) == 2  # the first candidate, and the last at max-games
+        assert versions[-1].info["games_played"] == 20_000
 
 
 def test_bad_settings_stop_the_worker_with_a_message(redis_url):
