@@ -34,8 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Board, Game, TooLarge
-from gameai.games.keys import U64, canonical_keys_and_syms, transform_masks
-from gameai.games.positions import Positions, enumerate_positions, playable_masks
+from gameai.games.keys import U64
+from gameai.games.positions import Positions, enumerate_positions
 from gameai.games.solver import TABLE_MAX_CELLS, back_up, score_layers
 from gameai.models import Model
 from trainer.export import Children, expand
@@ -49,24 +49,15 @@ def policy_moves(model: Model, x: U64, o: U64) -> npt.NDArray[np.intp]:
     """The model's move in each live position ``(x[i], o[i])``: the best value, ties to the
     lowest cell, exactly as :meth:`Model.best_move` and :meth:`Model.move_values` choose.
 
-    The same computation as ``Model.move_values`` but on bitmask arrays: the positions come
-    from the rules here, so the per-board validation that costs ``move_values`` a few
-    microseconds a board (most of the time on four-in-a-row's millions) is skipped.
-    ``tests/trainer/test_evaluate.py`` checks that both choose the same moves.
+    Uses :meth:`Model.move_values_of_masks`: the positions come from the rules here, so the
+    per-board validation that costs ``move_values`` a few microseconds a board (most of the
+    time on four-in-a-row's millions) is skipped. ``tests/trainer/test_evaluate.py`` checks
+    that both choose the same moves.
     """
-    game = model.game
     out = np.empty(len(x), dtype=np.intp)
-    perms = np.array(game.symmetries, dtype=np.intp)
-    shifts = np.arange(game.cells, dtype=np.uint64)
     for start in range(0, len(x), CHUNK):
-        bx, bo = x[start:start + CHUNK], o[start:start + CHUNK]
-        keys, syms = canonical_keys_and_syms(game, bx, bo)
-        cx, co = transform_masks(game, bx, syms), transform_masks(game, bo, syms)
-        canon = model._canonical_values(keys, cx, co)  # a friend of the model, see above
-        values = np.take_along_axis(canon, perms[syms.astype(np.intp)], axis=1)
-        legal = ((playable_masks(game, bx | bo)[:, None] >> shifts) & np.uint64(1)) == 1
-        values = np.where(legal, np.nan_to_num(values, nan=0.0), -np.inf)
-        out[start:start + CHUNK] = np.argmax(values, axis=1)
+        values = model.move_values_of_masks(x[start:start + CHUNK], o[start:start + CHUNK])
+        out[start:start + CHUNK] = np.argmax(np.where(np.isnan(values), -np.inf, values), axis=1)
     return out
 
 
