@@ -33,6 +33,7 @@ from service.settings import Settings
 
 log = logging.getLogger("gameai.service")
 STORE_TIMEOUT = 1.0  # seconds per store call: a slow store must not hold requests long
+EXIT_RESERVE = 0.5  # seconds of the grace period kept for stopping the registry and exiting
 
 
 class _Uvicorn(uvicorn.Server):
@@ -101,28 +102,36 @@ class MoveServer:
 
     async def stop(self, grace: float | None = None, drain: float | None = None) -> None:
         """Drain and stop: NOT_SERVING first while still serving for ``drain`` seconds,
-        then the listeners close and in-flight requests complete, within ``grace``."""
+        then the listeners close and in-flight requests complete, all within ``grace``
+        (less :data:`EXIT_RESERVE`, kept for the registry to stop and the process to end)."""
         if self.runtime.draining:
             await self._stopped.wait()
             return
+        loop = asyncio.get_running_loop()
         grace = self.settings.grace_seconds if grace is None else grace
         drain = min(self.settings.drain_seconds if drain is None else drain, grace)
+        deadline = loop.time() + max(0.0, grace - EXIT_RESERVE)
         self.runtime.draining = True
         self.metrics.ready.set(0)
         if self._health_task is not None:
             self._health_task.cancel()
         await self.health.enter_graceful_shutdown()
         await asyncio.sleep(drain)
-        grace -= drain
+        self.health.close_watches()  # watchers have seen NOT_SERVING; don't wait on them
+        left = max(0.0, deadline - loop.time())
+        self.http.config.timeout_graceful_shutdown = left  # type: ignore[assignment]
         self.http.should_exit = True
-        waits = [self.grpc.stop(grace)]
+        waits = [self.grpc.stop(left)]
         if self._http_task is not None:
             waits.append(self._http_task)
         try:
-            await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), grace + 1)
+            await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), left + 0.2)
         except TimeoutError:
-            log.warning("requests still running after the %.0f s grace period", grace)
-        await asyncio.to_thread(self.registry.stop)
+            log.warning("requests still running at the end of the %.0f s grace period", grace)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.registry.stop), EXIT_RESERVE)
+        except TimeoutError:
+            log.warning("the store follower did not stop in time; exiting anyway")
         self._stopped.set()
 
 

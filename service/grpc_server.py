@@ -167,7 +167,7 @@ def _finite(value: object) -> object:
 
 
 def build_server(runtime: Runtime, *, host: str, port: int,
-                 ) -> tuple[grpc.aio.Server, int, health.aio.HealthServicer]:
+                 ) -> tuple[grpc.aio.Server, int, DrainingHealth]:
     """The gRPC server with both services, health and reflection, bound (not started).
 
     Returns:
@@ -183,7 +183,7 @@ def build_server(runtime: Runtime, *, host: str, port: int,
                  MoveServicer(edge), edge)
     _add_service(server, models_pb2.DESCRIPTOR.services_by_name["ModelService"],
                  ModelServicer(edge), edge)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = DrainingHealth()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -191,6 +191,30 @@ def build_server(runtime: Runtime, *, host: str, port: int,
     if bound == 0:
         raise OSError(f"cannot bind gRPC to {host}:{port}")
     return server, bound, health_servicer
+
+
+class DrainingHealth(health.aio.HealthServicer):
+    """The standard health service, except that ``Watch`` streams end when the server
+    stops (:meth:`close_watches`). Watchers see NOT_SERVING first; an open stream would
+    otherwise hold the shutdown for the whole grace period and then be cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._closing = asyncio.Event()
+
+    async def Watch(self, request: Any, context: Any) -> None:
+        watch = asyncio.ensure_future(super().Watch(request, context))
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait({watch, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            closing.cancel()
+        if watch.done() and not watch.cancelled() and watch.exception() is not None:
+            raise watch.exception()
+
+    def close_watches(self) -> None:
+        self._closing.set()
 
 
 def _add_service(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object,

@@ -103,3 +103,42 @@ def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableMode
     assert sorted(code for _, code in results) == ["200"] * 3 + ["OK"] * 3, results
     assert any(at > signalled for at, _ in results)
     store.close()
+
+
+@pytest.mark.slow
+def test_an_open_health_watch_does_not_hold_the_shutdown(redis_server: RedisServer,
+                                                         perfect: TableModel) -> None:
+    """A Watch stream (a load balancer's) sees NOT_SERVING and then ends cleanly; before,
+    it kept the server alive for the whole grace period and was then cancelled."""
+    store = new_store(redis_server.url)
+    version = store.publish(perfect.to_bytes(), by="tests").version
+    store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
+    process, _, grpc_port = start_serving(redis_server.url, store.keys.prefix,
+                                          "--drain-seconds", "0.5")
+    statuses: list[int] = []
+    ended: list[str] = []
+    with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service=""))
+
+        def follow() -> None:
+            try:
+                statuses.extend(answer.status for answer in watch)
+                ended.append("OK")
+            except grpc.RpcError as e:
+                ended.append(e.code().name)
+        reader = threading.Thread(target=follow)
+        reader.start()
+        while not statuses:
+            time.sleep(0.01)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        returncode = process.wait(timeout=10)
+        elapsed = time.monotonic() - signalled
+        reader.join(5)
+    assert returncode == 0
+    assert elapsed < 2.5, f"{elapsed:.1f} s: the watch held the shutdown (grace is 5 s)"
+    assert statuses == [health_pb2.HealthCheckResponse.SERVING,
+                        health_pb2.HealthCheckResponse.NOT_SERVING]
+    assert ended == ["OK"]
+    store.close()
