@@ -14,6 +14,7 @@ metrics; it reconnects by itself.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import threading
@@ -109,6 +110,9 @@ class Registry:
         self._rng = rng or random.Random()
         self._served: dict[str, Served] = {g.name: Served(g) for g in map(get_game, games)}
         self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
+        # (game, version) -> fingerprint of the stored bytes that failed to load: not tried
+        # (nor counted, nor logged) again until they change
+        self._refused: dict[tuple[str, int], str] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one refresh or pinned load at a time
@@ -184,6 +188,9 @@ class Registry:
             pinned = self._pinned[game.name]
             if version in pinned:
                 return pinned[version]
+            if (game.name, version) in self._refused:  # re-checked by every refresh
+                raise UnknownModel(f"{game.name} version {version} cannot be loaded",
+                                   field="model")
             loaded = self._load(game, version)
             if loaded is None:
                 raise UnknownModel(f"{game.name} has no version {version}", field="model")
@@ -234,6 +241,9 @@ class Registry:
     def refresh(self) -> None:
         """Bring every game in step with the store now (raises ``StoreError`` if down)."""
         with self._lock:
+            for game, version in list(self._refused):  # damaged bytes replaced: try again
+                if self._refused[game, version] != self._fingerprint(game, version):
+                    del self._refused[game, version]
             for name in self._served:
                 self._refresh_game(name)
         self._update_ready()
@@ -344,9 +354,20 @@ class Registry:
                     record.sha256[:12], held.record.sha256[:12])
         return False
 
+    def _fingerprint(self, game: str, version: int) -> str:
+        """What the store holds for a version: its index sha256 and its bytes' sha256."""
+        record = self.store.version(game=game, version=version)
+        payload = self.store.payload(game=game, version=version)
+        return (f"{record.sha256 if record is not None else '-'}:"
+                f"{hashlib.sha256(payload).hexdigest() if payload is not None else '-'}")
+
     def _load(self, game: Game, version: int) -> Loaded | None:
         """Load, verify and warm one version; ``None`` (and a counted failure) if it cannot
-        be used. A store outage propagates: it is not the version's fault."""
+        be used. A store outage propagates: it is not the version's fault. A version that
+        failed is remembered with its bytes' fingerprint and not tried again (nor counted,
+        nor logged: once per damage is enough) until those bytes change."""
+        if (game.name, version) in self._refused:
+            return None
         try:
             model = self.store.load(game=game.name, version=version)
             if model.game is not game:
@@ -365,6 +386,7 @@ class Registry:
         return loaded
 
     def _failed(self, game: Game, version: int, result: str, why: str) -> Loaded | None:
+        self._refused[game.name, version] = self._fingerprint(game.name, version)
         self.metrics.model_loads.labels(game.name, result).inc()
         log.warning("cannot load %s version %d: %s", game.name, version, why)
         return None

@@ -202,3 +202,34 @@ def test_a_damaged_version_is_never_swapped_in(redis_server: RedisServer, perfec
                for p in ready["games"]["tictactoe"]["problems"])
     raw.close()
     store.close()
+
+
+def test_a_damaged_version_is_refused_once_not_at_every_refresh(
+        redis_server: RedisServer, perfect: TableModel, start_server, caplog) -> None:
+    store = new_store(redis_server.url)
+    one = publish(store, perfect.to_bytes(), "production")
+    two = publish(store, variant(perfect, games_played=2))
+    running: RunningServer = start_server(store, poll_seconds=0.2)
+    raw = redis.Redis.from_url(redis_server.url)
+    keys = store.keys
+    raw.set(keys.payload("tictactoe", two), b"damaged")
+    raw.hset(keys.aliases("tictactoe"), "production", two)
+    raw.incr(keys.counter)
+    metric = running.metrics.registry.get_sample_value
+    corrupt = {"game": "tictactoe", "result": "corrupt"}
+    wait_until(lambda: (metric("gameai_model_loads_total", corrupt) or 0) >= 1, 5)
+    for weight in (10, 20, 30):  # each change makes every server refresh
+        store.set_canary(game="tictactoe", version=one, weight=weight, by="tests")
+        wait_until(lambda w=weight: running.registry.served("tictactoe").canary_weight == w, 3)
+    r = httpx.post(f"{running.http}/v1/games/tictactoe/best-move",
+                   json={"board": "---|---|---", "model": str(two)})
+    assert r.status_code == 404 and r.json()["error"]["field"] == "model"
+    assert metric("gameai_model_loads_total", corrupt) == 1
+    assert sum(f"version {two}:" in m for m in caplog.messages) == 1
+    assert running.registry.served("tictactoe").aliases["production"] == one
+    # repaired bytes (as a restore would bring back) are loaded at the next change
+    raw.set(keys.payload("tictactoe", two), variant(perfect, games_played=2))
+    store.set_canary(game="tictactoe", version=one, weight=0, by="tests")
+    wait_until(lambda: running.registry.served("tictactoe").aliases["production"] == two, 3)
+    raw.close()
+    store.close()
