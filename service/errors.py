@@ -11,6 +11,7 @@ InvalidRequest, InvalidBoard   422  INVALID_ARGUMENT      malformed or impossibl
 GameOver                       409  FAILED_PRECONDITION   the board is a finished game
 UnknownGame, UnknownModel      404  NOT_FOUND             unknown game, alias or version
 RequestTooLarge                413  RESOURCE_EXHAUSTED    too many boards, too many bytes
+Busy                           429  RESOURCE_EXHAUSTED    too many batch requests waiting
 Unavailable                    503  UNAVAILABLE           store down and nothing cached
 Unauthenticated                401  UNAUTHENTICATED       admin route without the token
 ============================  ====  ====================  ============================
@@ -47,6 +48,10 @@ class RequestTooLarge(ServiceError):
     """More boards, or more bytes, than the server accepts in one request."""
 
 
+class Busy(ServiceError):
+    """Too many batch requests are already waiting on this server: retry later."""
+
+
 class Unavailable(ServiceError):
     """The store cannot be reached and this server holds nothing that could answer."""
 
@@ -78,6 +83,7 @@ _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
     (UnknownGame, 404, grpc.StatusCode.NOT_FOUND),
     (UnknownModel, 404, grpc.StatusCode.NOT_FOUND),
     (RequestTooLarge, 413, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (Busy, 429, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Unavailable, 503, grpc.StatusCode.UNAVAILABLE),
     (StoreUnavailable, 503, grpc.StatusCode.UNAVAILABLE),
     (Unauthenticated, 401, grpc.StatusCode.UNAUTHENTICATED),

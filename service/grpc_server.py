@@ -46,13 +46,18 @@ class _Edge:
         self.inflight = runtime.metrics.inflight.labels("grpc")
 
     async def call(self, method: str, game: str, context: grpc.aio.ServicerContext,
-                   work: Callable[[], tuple[T, int | None]], *, blocking: bool = False) -> T:
-        """Run ``work`` (in a thread when it talks to the store), count it, map errors."""
+                   work: Callable[[], tuple[T, int | None]], *, blocking: bool = False,
+                   batch: bool = False) -> T:
+        """Run ``work`` (in a thread when it talks to the store; in the batch lane, see
+        :mod:`service.runtime`, for batches), count it, map errors."""
         started = time.perf_counter()
         self.inflight.inc()
         code, version = "OK", None
         try:
-            result, version = await asyncio.to_thread(work) if blocking else work()
+            if batch:
+                result, version = await self.runtime.run_batch(work)
+            else:
+                result, version = await asyncio.to_thread(work) if blocking else work()
             return result
         except _HANDLED as e:
             status = classify(e)
@@ -116,7 +121,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             if a.move_values is not None:
                 response.move_values.extend(a.move_values.ravel().tolist())
             return response, a.version
-        return await self.edge.call("EvaluateBatch", request.game, context, work)
+        return await self.edge.call("EvaluateBatch", request.game, context, work, batch=True)
 
 
 class ModelServicer(models_pb2_grpc.ModelServiceServicer):
