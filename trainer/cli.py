@@ -77,6 +77,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--host", help="bind address of the metrics port (default 127.0.0.1)")
     p.add_argument("--from-version", metavar="V", help="warm-start from this stored version "
                    "(number, alias or 'latest')")
+    p.add_argument("--resume", action="store_true",
+                   help="warm-start from the production version if the store has one, else "
+                   "start fresh (for restarts under Compose or Kubernetes)")
     p.add_argument("--promote", choices=("auto", "manual"), default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")

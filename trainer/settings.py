@@ -33,6 +33,7 @@ class WorkerSettings:
     metrics_port: int = 9100
     host: str = "127.0.0.1"
     from_version: str | None = None
+    resume: bool = False  # warm-start from production when the store has one
     promote: str = "auto"
     seed: int = 0
     params: dict[str, str] = field(default_factory=dict)
@@ -80,6 +81,7 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         publish_every=flags.get("publish_every") or PUBLISH_EVERY[algorithm],
         publish_min_seconds=_seconds(flags.get("publish_min_seconds")),
         metrics_port=port, host=host, from_version=flags.get("from_version"),
+        resume=bool(flags.get("resume")),
         promote=flags.get("promote") or "auto", seed=int(flags.get("seed") or 0),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level)

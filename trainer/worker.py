@@ -217,7 +217,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         with open_store(settings.store) as store:
             if settings.from_version:
-                _warm_start(learner, store, settings)
+                _warm_start(learner, store, settings, settings.from_version)
+            elif settings.resume:
+                _resume(learner, store, settings)
             worker = Worker(settings, learner, store, metrics, by=who())
             try:
                 server = MetricsServer(registry, host=settings.host,
@@ -247,21 +249,31 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:
+def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:
+    """``--resume``: go on from production if there is one; a fresh store starts fresh."""
+    if store.resolve(game=settings.game.name, ref="production") is None:
+        log.info("--resume: %s has no production version yet; starting fresh",
+                 settings.game.name)
+        return
+    _warm_start(learner, store, settings, "production")
+
+
+def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
+                ref: str) -> None:
     from gameai.cli import CommandError
     from gameai.models import CorruptModel
 
-    assert settings.from_version is not None
+    flag = "--resume" if settings.resume and not settings.from_version else "--from-version"
     try:
-        record = store.require(game=settings.game.name, ref=settings.from_version)
+        record = store.require(game=settings.game.name, ref=ref)
         model = store.load(game=settings.game.name, version=record.version)
         learner.warm_start(model)
     except (CorruptModel, ValueError) as e:
-        raise CommandError(f"--from-version {settings.from_version}: {e}", 2) from e
+        raise CommandError(f"{flag} {ref}: {e}", 2) from e
     except StoreError as e:
         if isinstance(e, StoreUnavailable):
             raise
-        raise CommandError(f"--from-version {settings.from_version}: {e}", 2) from e
+        raise CommandError(f"{flag} {ref}: {e}", 2) from e
     learner.parent_version = record.version
     learner.games_played = model.info.games_played  # the schedules resume where it stopped
     log.info("warm start from %s version %d (%d games)", settings.game.name, record.version,

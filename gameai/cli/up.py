@@ -141,8 +141,8 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
     env |= {"GAMEAI_STORE_URL": url, "GAMEAI_STORE_PREFIX": settings.prefix}
     gameai = [sys.executable, "-m", "gameai"]
     trainer = Child("trainer", [*gameai, "trainer", "--game", GAME, "--algorithm", ALGORITHM,
-                                "--metrics-port", str(args.metrics_port), "--promote", "auto"]
-                    + (["--from-version", "production"] if production else []),
+                                "--metrics-port", str(args.metrics_port), "--promote", "auto",
+                                "--resume"],
                     logs / "trainer.log")
     # One server process unless GAMEAI_WORKERS says otherwise: on one machine that also
     # trains, a second worker doubles the start-up (~3 s -> ~10 s measured) for no gain.

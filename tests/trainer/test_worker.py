@@ -155,7 +155,7 @@ def _args(redis_url: str, **kw: object) -> argparse.Namespace:
     base = dict(game="tictactoe", algorithm="td", store=redis_url, store_file=None,
                 store_prefix=None, data_dir=None, publish_every=500, publish_min_seconds=0,
                 metrics_port=0,
-                host=None, from_version=None, promote="auto", seed=1, param=[],
+                host=None, from_version=None, resume=False, promote="auto", seed=1, param=[],
                 max_games=500, log_level="warning")
     return argparse.Namespace(**{**base, **kw})
 
@@ -182,6 +182,18 @@ def test_worker_warm_starts_from_a_version(redis_url, td_model):
         assert child.info["parent_version"] == parent
         assert child.info["games_played"] == td_model.info.games_played + 1
         assert child.evaluation["losses_as_x"] == child.evaluation["losses_as_o"] == 0
+
+
+def test_resume_starts_fresh_on_an_empty_store_then_goes_on_from_production(redis_url):
+    with ModelStore.from_url(redis_url) as store:
+        assert main(_args(redis_url, resume=True, max_games=300, publish_every=300)) == 0
+        first = store.versions(game="tictactoe")[-1]
+        assert first.info["parent_version"] is None
+        store.set_alias(game="tictactoe", alias="production", version=first.version, by="t")
+        assert main(_args(redis_url, resume=True, max_games=1, publish_every=1)) == 0
+        second = store.versions(game="tictactoe")[-1]
+        assert second.info["parent_version"] == first.version
+        assert second.info["games_played"] == first.info["games_played"] + 1
 
 
 def test_worker_publishes_at_most_once_per_interval(redis_url):
