@@ -286,8 +286,10 @@ class Registry:
         self._wake.set()
 
     def _on_listener(self, connected: bool) -> None:
-        if connected:  # events sent while the listener was away are lost: re-read now
-            self._wake.set()
+        # Connected: events sent while the listener was away are lost, so re-read now.
+        # Lost: the store may be gone; look now rather than at the next poll, so that
+        # /readyz and gameai_store_up say so at once.
+        self._wake.set()
 
     def _mark_down(self, error: BaseException) -> None:
         if self.store_up:

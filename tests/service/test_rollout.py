@@ -233,3 +233,18 @@ def test_a_damaged_version_is_refused_once_not_at_every_refresh(
     wait_until(lambda: running.registry.served("tictactoe").aliases["production"] == two, 3)
     raw.close()
     store.close()
+
+
+def test_a_lost_store_shows_at_once_not_at_the_next_poll(own_redis: RedisServer,
+                                                         perfect: TableModel,
+                                                         start_server) -> None:
+    store = new_store(own_redis.url)
+    publish(store, perfect.to_bytes(), "production")
+    running: RunningServer = start_server(store, poll_seconds=30)
+    metric = running.metrics.registry.get_sample_value
+    wait_until(lambda: running.registry._subscription is not None
+               and running.registry._subscription.connected, 5)
+    own_redis.kill()
+    assert wait_until(lambda: metric("gameai_store_up") == 0, 5) < 1.0
+    assert httpx.get(f"{running.http}/readyz").json()["store"] == "down"
+    store.close()
