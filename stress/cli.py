@@ -62,7 +62,13 @@ def _positive(text: str) -> float:
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    module = importlib.import_module(SUITES[args.suite][0])
+    from gameai.cli import CommandError
+
+    try:
+        module = importlib.import_module(SUITES[args.suite][0])
+    except ImportError as e:  # httpx, hypothesis, schemathesis: the dev extra
+        raise CommandError(f"the stress suites need the dev tools (pip install -e '.[dev]'): "
+                           f"{e}", status=2) from e
     command = "gameai stress " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
         if sys.argv[1:2] == ["stress"] else f"gameai stress {args.suite} --seconds {args.seconds:g}"
     report = module.run(args.seconds, command=command)

@@ -122,17 +122,19 @@ def sample(text: str, name: str, labels: dict[str, str] | None = None) -> float 
     return total if seen else None
 
 
-def start_server(store_url: str, *, log_dir: Path, prefix: str = "gameai",
+def start_server(store_url: str | None, *, log_dir: Path, prefix: str = "gameai",
                  games: Sequence[str] = ("tictactoe",), workers: int = 1,
                  extra: Sequence[str] = (), env: dict[str, str] | None = None,
                  wait_ready: bool = True) -> ServerProcess:
     """``gameai serve`` on free loopback ports, waited for until ``/readyz`` answers 200
-    (or, with ``wait_ready=False``, until ``/healthz`` does)."""
+    (or, with ``wait_ready=False``, until ``/healthz`` does). ``store_url`` ``None``: the
+    store is given in ``extra`` (``--store-file``)."""
     http_port, grpc_port = free_port(), free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"serve-{http_port}.log"
+    store = ["--store", store_url] if store_url is not None else []  # else in ``extra``
     command = gameai_command(
-        "serve", "--store", store_url, "--store-prefix", prefix, "--games", ",".join(games),
+        "serve", *store, "--store-prefix", prefix, "--games", ",".join(games),
         "--http-port", str(http_port), "--grpc-port", str(grpc_port),
         "--workers", str(workers), *extra)
     base = {k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_")}
