@@ -71,8 +71,8 @@ def run_pip_audit(path: Path) -> tuple[dict[str, Any] | None, str]:
         try:
             done = subprocess.run(
                 [str(tool), "-r", str(path), "--no-deps", "--disable-pip", "--progress-spinner",
-                 "off", "--format", "json", "--output", str(out), "--timeout", "20"],
-                capture_output=True, text=True, timeout=300, check=False)
+                 "off", "--format", "json", "--output", str(out), "--timeout", "10"],
+                capture_output=True, text=True, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, f"pip-audit did not run: {e}"
         if not out.exists() or not out.read_text().strip():
@@ -81,7 +81,7 @@ def run_pip_audit(path: Path) -> tuple[dict[str, Any] | None, str]:
 
 
 def project_page(name: str) -> dict[str, Any]:
-    with urllib.request.urlopen(PYPI.format(name=name), timeout=20) as answer:
+    with urllib.request.urlopen(PYPI.format(name=name), timeout=10) as answer:
         return dict(json.load(answer))
 
 
@@ -90,6 +90,7 @@ def judge(pins: dict[str, str], report: dict[str, Any] | None, service_error: st
     """Vulnerable, audited and unaudited pins from pip-audit's report, completed from the
     project pages (``lookup``) for the versions pip-audit could not find."""
     audit = Audit(pins, service_error=service_error)
+    unreachable = ""  # after one failed lookup, don't wait on the others
     seen: dict[str, dict[str, Any]] = {}
     for dep in (report or {}).get("dependencies", []):
         seen[_normal(dep["name"])] = dep
@@ -104,10 +105,14 @@ def judge(pins: dict[str, str], report: dict[str, Any] | None, service_error: st
         if dep is not None and not why.startswith(NOT_FOUND):
             audit.unaudited[name] = why
             continue
+        if unreachable:
+            audit.unaudited[name] = f"{why}; PyPI unreachable ({unreachable})"
+            continue
         try:
             page = lookup(name)
         except (OSError, ValueError, urllib.error.URLError) as e:
-            audit.unaudited[name] = f"{why}; project page unreachable: {e}"
+            unreachable = str(e)[:120]
+            audit.unaudited[name] = f"{why}; PyPI unreachable ({unreachable})"
             continue
         if page.get("info", {}).get("version") != version:
             audit.unaudited[name] = (f"PyPI has no advisory answer for {version} here (latest "
