@@ -34,6 +34,7 @@ log = logging.getLogger("gameai.service")
 ANSWER_CACHE_SIZE = 100_000  # per version; a tictactoe model has 4,520 live positions
 VALUE_DECIMALS = 6
 PINNED_VERSIONS = 4  # versions asked for by number (not aliased) kept per game
+LOAD_RESULTS = ("ok", "corrupt", "missing", "error")
 
 
 class Loaded:
@@ -109,6 +110,9 @@ class Registry:
         self.poll_seconds = poll_seconds
         self._rng = rng or random.Random()
         self._served: dict[str, Served] = {g.name: Served(g) for g in map(get_game, games)}
+        for name in self._served:  # every result from 0: a first failure is an increase
+            for result in LOAD_RESULTS:
+                metrics.model_loads.labels(name, result)
         self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
         # (game, version) -> fingerprint of the stored bytes that failed to load: not tried
         # (nor counted, nor logged) again until they change

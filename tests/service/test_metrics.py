@@ -103,3 +103,12 @@ def test_a_real_prometheus_scrapes_the_server(server: RunningServer, tmp_path: P
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_load_failures_count_from_zero(server: RunningServer) -> None:
+    """A counter child created at its first increment has no increase() in Prometheus, so
+    the GameaiModelLoadFailures alert would miss the first corrupt version."""
+    metric = server.metrics.registry.get_sample_value
+    for result in ("corrupt", "missing", "error"):
+        assert metric("gameai_model_loads_total",
+                      {"game": "tictactoe", "result": result}) == 0
