@@ -49,8 +49,8 @@ def run_workers(settings: Settings, store_url: str) -> int:
 
 
 def _worker(settings: Settings, store_url: str) -> None:
-    from service.app import run
+    from service.app import exit_now, run
 
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(processName)s: %(message)s")
-    raise SystemExit(asyncio.run(run(settings, store_url)))
+    exit_now(asyncio.run(run(settings, store_url)))

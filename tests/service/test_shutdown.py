@@ -96,7 +96,7 @@ def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableMode
         client.join(10)
     channel.close()
     assert returncode == 0
-    assert exited - signalled < 5 + 1
+    assert exited - signalled < 5  # within the grace period, not after it
     assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses
     assert statuses[0] == health_pb2.HealthCheckResponse.SERVING
     # sent before the signal, so all complete: some after it, while draining
