@@ -100,11 +100,12 @@ def _http_timing(report: Report, server: ServerProcess, token: str, rounds: int 
         medians.append((a + b) / 2)
     mean = statistics.mean(diffs)
     spread = statistics.stdev(diffs)
+    noise = 3 * spread / len(diffs) ** 0.5  # three standard errors of the mean
     report.check("admin 401 over HTTP: token wrong in its first vs last character",
                  f"median {statistics.median(medians) * 1e6:.0f} us; difference "
                  f"{mean * 1e6:+.1f} us (round to round +/- {spread * 1e6:.1f} us, "
-                 f"{rounds} x {per_round} each)", "|difference| < 50 us",
-                 abs(mean) < 50e-6)
+                 f"{rounds} x {per_round} each)", "|difference| < 50 us or within 3 SE",
+                 abs(mean) < max(50e-6, noise))
 
 
 def _check_timing(report: Report, url: str, token: str, calls: int = 20_000) -> None:
