@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Exit status 1 when a goal is missed.")
     suites = stress.add_subparsers(dest="suite", required=True, metavar="SUITE")
     for name, (_, text, seconds) in SUITES.items():
-        p = suites.add_parser(name, help=text, description=text)
+        p = suites.add_parser(name, help=text.replace("%", "%%"), description=text)
         p.add_argument("--seconds", type=_positive, default=seconds,
                        help=f"how long the suite drives traffic (default {seconds:g})")
         p.add_argument("--json", action="store_true", help="print JSON")
