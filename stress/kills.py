@@ -7,10 +7,13 @@ through it, one byte short of its end, after Redis executed it but before the re
 just after the reply; then a few kills at random moments. A reader loads every version
 the index lists, continuously, the whole time. Between kills the store is audited: every
 index entry's bytes verify against their sha256, no payload exists without its index
-entry, every alias names a version that verifies, and version numbers only grow.
+entry, every alias names a version that verifies, and version numbers only grow; and the
+kill had exactly its effect: a new version only when Redis ran the publish, a promotion
+only when it ran the alias change.
 
-Finally the trainer is started once more, from the latest version (``--from-version
-latest``), and must go on publishing.
+Every restart uses ``--resume`` (warm start from production, as Compose and Kubernetes
+restart it). Finally the trainer runs once more to its end and must publish a version that
+goes on from production.
 """
 
 from __future__ import annotations
@@ -32,14 +35,14 @@ from stress.proxy import FaultProxy
 from stress.report import Report
 
 PUBLISH, PROMOTE = b'"type": "publish"', b'"type": "alias"'
-POINTS = [  # (what, trigger, fault, fraction)
-    ("publish: nothing sent", PUBLISH, "cut", 0.0),
-    ("publish: half sent", PUBLISH, "cut", 0.5),
-    ("publish: all but the last byte", PUBLISH, "cut", 0.999),
-    ("publish: executed, reply lost", PUBLISH, "lose-reply", 1.0),
-    ("publish: just replied", PUBLISH, "after-reply", 1.0),
-    ("promote: half sent", PROMOTE, "cut", 0.5),
-    ("promote: executed, reply lost", PROMOTE, "lose-reply", 1.0),
+POINTS = [  # (what, trigger, fault, fraction, versions it adds, promotes)
+    ("publish: nothing sent", PUBLISH, "cut", 0.0, 0, False),
+    ("publish: half sent", PUBLISH, "cut", 0.5, 0, False),
+    ("publish: all but the last byte", PUBLISH, "cut", 0.999, 0, False),
+    ("publish: executed, reply lost", PUBLISH, "lose-reply", 1.0, 1, False),
+    ("publish: just replied", PUBLISH, "after-reply", 1.0, 1, False),
+    ("promote: half sent", PROMOTE, "cut", 0.5, 1, False),
+    ("promote: executed, reply lost", PROMOTE, "lose-reply", 1.0, 1, True),
 ]
 
 
@@ -70,8 +73,9 @@ def _trainer(proxy: FaultProxy, log: Path, *extra: str) -> subprocess.Popen[byte
     with open(log, "ab") as out:
         return subprocess.Popen(gameai_command(
             "trainer", "--game", "tictactoe", "--algorithm", "td", "--store", proxy.url(),
-            "--metrics-port", "0", "--publish-every", "2000", "--promote", "auto",
-            "--log-level", "info", *extra), stdout=out, stderr=subprocess.STDOUT,
+            "--metrics-port", "0", "--publish-every", "2000", "--publish-min-seconds", "0",
+            "--promote", "auto", "--resume", "--log-level", "info", *extra),
+            stdout=out, stderr=subprocess.STDOUT,
             env={k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_STORE")})
 
 
@@ -115,8 +119,10 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
     rng = random.Random(seed)
     outcomes: list[tuple[str, bool, list[str]]] = []
     numbers: list[int] = []
+    _load_scripts(url)
     try:
-        for what, trigger, fault, fraction in POINTS:
+        for what, trigger, fault, fraction, adds, promotes in POINTS:
+            latest, production = _latest(url), _production(url)
             process = _trainer(proxy, log)
             fired = proxy.arm(trigger, fault, fraction=fraction,
                               on_fire=lambda p=process: _kill(p))  # type: ignore[misc]
@@ -124,8 +130,13 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
             proxy.disarm()
             if process.poll() is None:
                 _kill(process)
-            outcomes.append((what, hit, audit(url)))
-            numbers.append(_latest(url))
+            problems = audit(url)
+            now, now_production = _latest(url), _production(url)
+            if now - latest != adds or (now_production == now != production) != promotes:
+                problems.append(f"versions {latest} -> {now}, production {production} -> "
+                                f"{now_production}: expected {adds} new, promoted {promotes}")
+            outcomes.append((what, hit, problems))
+            numbers.append(now)
         for i in range(random_kills):
             process = _trainer(proxy, log)
             time.sleep(rng.uniform(2.0, 4.0))
@@ -133,13 +144,15 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
             outcomes.append((f"random moment {i + 1}", True, audit(url)))
             numbers.append(_latest(url))
         before = _latest(url)
-        process = _trainer(proxy, log, "--from-version", "latest", "--max-games", "1500")
+        production = _production(url)
+        process = _trainer(proxy, log, "--max-games", "1500")
         try:
             code = process.wait(120)
         except subprocess.TimeoutExpired:
             _kill(process)
             code = -9
         after = _latest(url)
+        parent = _parent(url, after)
         final = audit(url)
     finally:
         reader.halt.set()
@@ -151,10 +164,11 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
                  f"{len(outcomes) - len(missed)} of {len(outcomes)}"
                  + (f" (missed: {', '.join(missed)})" if missed else ""),
                  "all", not missed)
-    report.check("trainer SIGKILLed mid-publish: store audit after each kill",
-                 f"{len(outcomes) - len(broken)} of {len(outcomes)} clean"
+    report.check("trainer SIGKILLed mid-publish: the store after each kill",
+                 f"{len(outcomes) - len(broken)} of {len(outcomes)} clean and as expected"
                  + (f"; {broken[0]}" if broken else ""),
-                 "no half-written version, alias or number", not broken and not final)
+                 "no half-written version, alias or number; a new version exactly when Redis ran "
+                 "the publish", not broken and not final)
     report.check("trainer SIGKILLed mid-publish: reader loads meanwhile",
                  f"{reader.loads:,} loads, {len(reader.bad)} failed"
                  + (f" ({reader.bad[0]})" if reader.bad else ""), "0 failed",
@@ -162,11 +176,36 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
     report.check("trainer SIGKILLed mid-publish: version numbers",
                  " -> ".join(map(str, numbers)), "never lower, never reused",
                  numbers == sorted(numbers))
-    report.check("trainer restarted from the latest version goes on",
-                 f"exit {code}; versions {before} -> {after}",
-                 "exit 0 and new versions", code == 0 and after > before)
+    report.check("trainer restarted (--resume) goes on from production",
+                 f"exit {code}; versions {before} -> {after}, the new one's parent "
+                 f"v{parent} (production was v{production})",
+                 "exit 0, new versions, parent = production",
+                 code == 0 and after > before and parent == production is not None)
     report.figures["kill_points"] = [{"point": w, "reached": h, "problems": p}
                                      for w, h, p in outcomes]
+
+
+def _load_scripts(url: str) -> None:
+    """Make Redis know the store's scripts, as it does once anything has been published:
+    on a fresh server the first EVALSHA is answered NOSCRIPT before anything runs, and a
+    kill then would only ever hit that answer."""
+    from gameai.store import scripts
+
+    raw = redis.Redis.from_url(url)
+    for script in (scripts.PUBLISH, scripts.CHANGE_ALIAS, scripts.DELETE_VERSIONS):
+        raw.script_load(script)
+    raw.close()
+
+
+def _production(url: str) -> int | None:
+    with ModelStore.from_url(url) as store:
+        return store.resolve(game="tictactoe", ref="production")
+
+
+def _parent(url: str, version: int) -> int | None:
+    with ModelStore.from_url(url) as store:
+        record = store.version(game="tictactoe", version=version)
+    return record.info.get("parent_version") if record is not None else None
 
 
 def _latest(url: str) -> int:
