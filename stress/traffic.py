@@ -145,15 +145,20 @@ class TrafficRun:
 def _client_process(targets: list[tuple[int, int]], calls: list[Call], concurrency: int,
                     rate: float | None, seconds: float | None, stop: Any, results: Any,
                     index: int, answered: Any) -> None:
-    rows = asyncio.run(_clients(targets, calls, concurrency, rate, seconds, stop, index,
-                                answered))
-    results.put(rows)
+    rows: list[tuple[Any, ...]] = []
+    try:
+        asyncio.run(_clients(targets, calls, concurrency, rate, seconds, stop, index,
+                             answered, rows))
+    except BaseException as e:  # the rows so far, and the failure as one more row
+        now = time.monotonic()
+        rows.append((now, now, 0, "client", "crash", 0, f"client-crash {e!r}"[:300]))
+    finally:
+        results.put(rows)
 
 
 async def _clients(targets: list[tuple[int, int]], calls: list[Call], concurrency: int,
                    rate: float | None, seconds: float | None, stop: Any,
-                   index: int, answered: Any) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
+                   index: int, answered: Any, rows: list[tuple[Any, ...]]) -> None:
     end = time.monotonic() + seconds if seconds is not None else float("inf")
     interval = concurrency / rate if rate else 0.0
 
@@ -174,7 +179,11 @@ async def _clients(targets: list[tuple[int, int]], calls: list[Call], concurrenc
                 call = calls[i % len(calls)]
                 i += concurrency
                 sent = time.monotonic()
-                version, error = await (rest if call.transport == "rest" else grpc_).send(call)
+                try:
+                    version, error = await (rest if call.transport == "rest"
+                                            else grpc_).send(call)
+                except Exception as e:  # anything else is a finding, not a dead client
+                    version, error = 0, f"client-{type(e).__name__} {e}"[:300]
                 rows.append((sent, time.monotonic(), server, call.transport, call.method,
                              version, error))
                 with answered.get_lock():
@@ -188,7 +197,6 @@ async def _clients(targets: list[tuple[int, int]], calls: list[Call], concurrenc
             await asyncio.sleep(0.05)
 
     await asyncio.gather(watch_stop(), *(client(k) for k in range(concurrency)))
-    return rows
 
 
 class _Rest:
