@@ -32,7 +32,6 @@ from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
 
 TABLE_FORMAT = 1
 TABLE_MAX_CELLS = 16  # whole-game tables are built for boards this small (four-in-a-row)
-OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
 
 
 @dataclass(frozen=True)
