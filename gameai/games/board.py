@@ -86,9 +86,7 @@ class Board:
             GameOver: the game has already ended.
             IllegalMove: the cell is off the board, taken, or not playable under gravity.
         """
-        winner = self.winner()
-        if winner is not None or self.is_full():
-            raise GameOver(winner)
+        self.require_playable()
         if not isinstance(move, int) or not 0 <= move < self.game.cells:
             raise IllegalMove(
                 f"move {move!r} is off the board (cells are 0..{self.game.cells - 1})"
