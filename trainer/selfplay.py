@@ -66,9 +66,8 @@ def make_spec(game: Game) -> Spec:
         ptr.append(len(masks))
     pow3 = np.array([[3 ** perm[c] for c in range(game.cells)] for perm in game.symmetries],
                     dtype=np.uint64)
-    bottom = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
     return Spec(game.cells, game.cols, game.gravity, np.uint64(game.full_mask),
-                np.uint64(bottom), np.array(ptr, dtype=np.int64),
+                np.uint64(game.bottom_row), np.array(ptr, dtype=np.int64),
                 np.array(masks, dtype=np.uint64), pow3, np.array([1, 2], dtype=np.uint64))
 
 

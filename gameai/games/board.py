@@ -131,8 +131,7 @@ def playable_mask(game: Game, occupied: int) -> int:
     empty = game.full_mask & ~occupied
     if not game.gravity:
         return empty
-    bottom_row = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
-    supported = (occupied >> game.cols) | bottom_row  # the cell below is filled, or the floor
+    supported = (occupied >> game.cols) | game.bottom_row  # the cell below is filled, or the floor
     return empty & supported
 
 
@@ -171,9 +170,7 @@ def validate(game: Game, x: int, o: int) -> None:
 
 
 def _floating(game: Game, occupied: int) -> int:
-    below = occupied >> game.cols
-    bottom_row = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
-    return occupied & ~(below | bottom_row)
+    return occupied & ~((occupied >> game.cols) | game.bottom_row)
 
 
 def _check_single_last_move(game: Game, player: str, mask: int, x: int, o: int) -> None:
@@ -201,8 +198,7 @@ def _check_gravity_ends(game: Game, x: int, o: int) -> None:
     occupied = x | o
     if not occupied:
         return
-    bottom_row = ((1 << game.cols) - 1) << (game.cols * (game.rows - 1))
-    if not x & bottom_row:
+    if not x & game.bottom_row:
         raise InvalidBoard("no X on the bottom row: X's first move must have landed there")
     who, last = ("X", x) if x.bit_count() > o.bit_count() else ("O", o)
     tops = occupied & ~(occupied << game.cols)  # occupied cells with nothing above

@@ -53,6 +53,11 @@ class Game:
         return (1 << self.cells) - 1
 
     @cached_property
+    def bottom_row(self) -> int:
+        """The bottom row's cells as a bitmask: the floor that gravity pieces rest on."""
+        return ((1 << self.cols) - 1) << (self.cols * (self.rows - 1))
+
+    @cached_property
     def lines(self) -> tuple[int, ...]:
         """Every winning line as a bitmask: rows, columns and both diagonals of length k."""
         found = []

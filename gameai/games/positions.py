@@ -130,5 +130,4 @@ def playable_masks(game: Game, occupied: U64) -> U64:
     empty = np.uint64(game.full_mask) & ~occupied
     if not game.gravity:
         return empty
-    bottom = np.uint64(((1 << game.cols) - 1) << (game.cols * (game.rows - 1)))
-    return empty & ((occupied >> np.uint64(game.cols)) | bottom)
+    return empty & ((occupied >> np.uint64(game.cols)) | np.uint64(game.bottom_row))
