@@ -108,7 +108,7 @@ def tail(path: Path, lines: int = 15) -> str:
 
 def run_up(args: argparse.Namespace) -> int:
     from gameai.cli import CommandError
-    from gameai.store.connect import StoreSettings, embedded_redis
+    from gameai.store.connect import StoreSettings, store_url
     from gameai.store.errors import StoreError
 
     for port, flag in ((args.http_port, "--http-port"), (args.grpc_port, "--grpc-port"),
@@ -126,9 +126,7 @@ def run_up(args: argparse.Namespace) -> int:
 
     stop = _StopSignal()
     try:
-        with stop.installed(), \
-                (contextlib.nullcontext(settings.url) if settings.url
-                 else embedded_redis(settings.data_dir)) as url:
+        with stop.installed(), store_url(settings) as url:
             return _run(args, url, settings, logs, stop)
     except StoreError as e:
         raise CommandError(str(e)) from None

@@ -106,17 +106,21 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
 @contextlib.contextmanager
 def open_store(settings: StoreSettings) -> Iterator[ModelStore]:
     """The store for ``settings``, closed (and the embedded server released) on exit."""
+    with (store_url(settings) as url,
+          ModelStore.from_url(url, prefix=settings.prefix, timeout=settings.timeout,
+                              retries=settings.retries) as store):
+        yield store
+
+
+@contextlib.contextmanager
+def store_url(settings: StoreSettings) -> Iterator[str]:
+    """The URL of the store ``settings`` name: theirs, or the shared embedded Redis's,
+    held (and released on exit) as :func:`embedded_redis` does."""
     if settings.url:
-        store = ModelStore.from_url(settings.url, prefix=settings.prefix,
-                                    timeout=settings.timeout, retries=settings.retries)
-        with store:
-            yield store
+        yield settings.url
         return
     with embedded_redis(settings.data_dir) as url:
-        store = ModelStore.from_url(url, prefix=settings.prefix, timeout=settings.timeout,
-                                    retries=settings.retries)
-        with store:
-            yield store
+        yield url
 
 
 @contextlib.contextmanager
