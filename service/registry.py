@@ -317,9 +317,10 @@ class Registry:
         aliases: dict[str, int] = {}
         problems = []
         for alias, version in sorted(rollout.aliases.items()):
-            if version in models and not self._still_current(name, models[version]):
-                del models[version]  # the store was reset: this number names new bytes now
-            if version not in models:
+            held = models.get(version)
+            # not held, or the store was reset and this number names new bytes now (the
+            # model held keeps serving until they load)
+            if held is None or not self._still_current(name, held):
                 loaded = self._load(state.game, version)
                 if loaded is None:
                     problems.append(f"alias {alias} -> version {version} could not be loaded")
@@ -355,9 +356,10 @@ class Registry:
         record = self.store.version(game=name, version=held.version)
         if record is None or held.record is None or record.sha256 == held.record.sha256:
             return True
-        log.warning("%s version %d in the store is now a different model (sha256 %s..., was "
-                    "%s...): the store was reset; loading the new one", name, held.version,
-                    record.sha256[:12], held.record.sha256[:12])
+        if (name, held.version) not in self._refused:  # said once, as the refusal is
+            log.warning("%s version %d in the store is now a different model (sha256 %s..., was "
+                        "%s...): the store was reset; loading the new one", name,
+                        held.version, record.sha256[:12], held.record.sha256[:12])
         return False
 
     def _fingerprint(self, game: str, version: int) -> str:
