@@ -15,12 +15,11 @@ import os
 import signal
 import socket
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gameai.cli import CommandError
+from gameai.cli import CommandError, write_atomically
 from gameai.games import get_game
 from gameai.models import CorruptModel, Model, load_model
 from gameai.store import StoreError, StoreUnavailable
@@ -237,19 +236,6 @@ def _writable(path: str | None, force: bool) -> Path | None:
     if not out.parent.is_dir():
         raise CommandError(f"cannot write {out}: {out.parent} is not a directory")
     return out
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new, never half."""
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
-                                         delete=False) as f:
-            f.write(data)
-        os.replace(f.name, path)
-    except OSError as e:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(f.name)
-        raise CommandError(f"cannot write {path}: {e.strerror}") from e
 
 
 @contextlib.contextmanager

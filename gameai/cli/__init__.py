@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from gameai.games.errors import GameError
 
@@ -32,6 +35,28 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
         self.status = status
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write all of ``data`` to ``path`` or nothing: a temporary file in the same folder,
+    flushed to disk and renamed, so a reader sees the old file or the new, never half.
+
+    Raises:
+        CommandError: the file cannot be written; the message names it.
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise CommandError(f"cannot write {path}: {e.strerror}") from e
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import os
 import socket
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,17 +184,14 @@ def _history(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 
 def _export(store: ModelStore, game: str, args: argparse.Namespace) -> None:
-    from gameai.cli import CommandError
+    from gameai.cli import CommandError, write_atomically
 
     version = store.require(game=game, ref=args.version).version
     record, data = store.verified_payload(game=game, version=version)
     out: Path = args.out
     if out.exists() and not args.force:
         raise CommandError(f"{out} exists; add --force to replace it")
-    try:
-        _write_atomically(out, data)
-    except OSError as e:
-        raise CommandError(f"cannot write {out}: {e.strerror}") from e
+    write_atomically(out, data)
     if args.json:
         _print_json({"game": game, "version": version, "file": str(out), "size": len(data),
                      "sha256": record.sha256})
@@ -281,18 +276,3 @@ def _versions_text(numbers: list[int]) -> str:
 
 def _figures(evaluation: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in evaluation.items() if not isinstance(v, dict | list))
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write all of ``data`` or nothing: a temporary file in the same folder, renamed."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
