@@ -92,6 +92,8 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
     started = time.perf_counter()
     params = params or MlpParams()
     game = teacher.game
+    teacher_bytes = teacher.to_bytes()  # seconds for a large table: encode it once
+    teacher_sha256 = hashlib.sha256(teacher_bytes).hexdigest()
     x, o = training_positions(teacher)
     boards = [Board(game, a, b) for a, b in zip(x.tolist(), o.tolist(), strict=True)]
     values = teacher.move_values(boards).astype(np.float64)
@@ -101,18 +103,18 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
     orientation_tie = _distinct_ties(game, x, o, accept) & (best < 1.0)
     inputs = encode_inputs(game, x, o).astype(np.float64)
     weights = _train(inputs, legal, accept, params, seed, progress)
-    student = _student(teacher, weights, np.zeros(0, np.uint64),
+    student = _student(teacher, teacher_sha256, weights, np.zeros(0, np.uint64),
                        np.zeros((0, game.cells), np.float32), params)
     choice = np.nanargmax(student.move_values(boards), axis=1)
     right = accept[np.arange(len(x)), choice]
     wrong = ~right | orientation_tie
     exception_keys = canonical_keys(game, x[wrong], o[wrong])
     order = np.argsort(exception_keys)
-    student = _student(teacher, weights, exception_keys[order],
+    student = _student(teacher, teacher_sha256, weights, exception_keys[order],
                        values[wrong][order].astype(np.float32), params)
     return Distillation(
         student, len(x), float(right.mean()) if len(x) else 1.0, int(wrong.sum()),
-        len(teacher.to_bytes()), len(student.to_bytes()), _move_us(teacher, boards),
+        len(teacher_bytes), len(student.to_bytes()), _move_us(teacher, boards),
         _move_us(student, boards), time.perf_counter() - started)
 
 
@@ -127,14 +129,13 @@ def _distinct_ties(game: Game, x: U64, o: U64, accept: npt.NDArray[np.bool_]
     return top != low
 
 
-def _student(teacher: Model, w: dict[str, F64], keys: U64, rows: npt.NDArray[np.float32],
-             params: MlpParams) -> MlpModel:
+def _student(teacher: Model, teacher_sha256: str, w: dict[str, F64], keys: U64,
+             rows: npt.NDArray[np.float32], params: MlpParams) -> MlpModel:
     t = teacher.info
-    digest = hashlib.sha256(teacher.to_bytes()).hexdigest()
     info = ModelInfo(game=teacher.game.name, algorithm="mlp",
                      params={**params.to_json(), "teacher": {
                          "algorithm": t.algorithm, "seed": t.seed,
-                         "games_played": t.games_played, "sha256": digest}},
+                         "games_played": t.games_played, "sha256": teacher_sha256}},
                      seed=t.seed, games_played=t.games_played)
     return MlpModel(teacher.game, info, w1=w["w1"].astype(np.float32),
                     b1=w["b1"].astype(np.float32), w2=w["w2"].astype(np.float32),
