@@ -69,16 +69,14 @@ class ModelSummary:
 
     game: str
     version: int
-    record: VersionRecord | None
+    record: VersionRecord
     aliases: list[str]
     loaded: bool
 
     def to_json(self) -> dict[str, Any]:
-        base: dict[str, Any] = {"game": self.game, "version": self.version}
-        base.update(self.record.to_json() if self.record is not None else {})
-        params = self.record.info.get("params", {}) if self.record is not None else {}
-        base.update({"aliases": self.aliases, "loaded": self.loaded, "params": params})
-        return base
+        return {"game": self.game, "version": self.version, **self.record.to_json(),
+                "aliases": self.aliases, "loaded": self.loaded,
+                "params": self.record.info.get("params", {})}
 
 
 @dataclass(frozen=True)
@@ -167,7 +165,7 @@ def list_models(registry: Registry, *, game: str) -> ModelListing:
     except StoreUnavailable:
         if not state.models:
             raise
-        records = [m.record for m in state.models.values() if m.record is not None]
+        records = [m.record for m in state.models.values()]
         aliases, weight = dict(state.aliases), state.canary_weight
     versions = [_model_summary(state, r.version, r, aliases) for r in records]
     return ModelListing(name, versions, aliases, weight)
@@ -200,7 +198,7 @@ def _require_store(registry: Registry) -> None:
         raise StoreUnavailable("the store is unreachable")
 
 
-def _model_summary(state: Served, version: int, record: VersionRecord | None,
+def _model_summary(state: Served, version: int, record: VersionRecord,
                    aliases: dict[str, int]) -> ModelSummary:
     names = sorted(alias for alias, v in aliases.items() if v == version)
     return ModelSummary(state.game.name, version, record, names, version in state.models)

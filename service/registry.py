@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gameai.games import Board, Game, GameError, get_game
-from gameai.models import CorruptModel, Evaluation, Model, MoveValue
+from gameai.models import CorruptModel, Evaluation, Model, MoveValue, load_model
 from gameai.store import ModelStore, StoreError, UnknownVersion, VersionRecord, choose_version
 from service.errors import Unavailable, UnknownModel
 from service.metrics import EVALUATION_METRICS, Metrics
@@ -44,7 +44,7 @@ class Loaded:
     long as the version lives.
     """
 
-    def __init__(self, version: int, model: Model, record: VersionRecord | None) -> None:
+    def __init__(self, version: int, model: Model, record: VersionRecord) -> None:
         self.version = version
         self.model = model
         self.record = record
@@ -354,7 +354,7 @@ class Registry:
         A version the store forgot entirely stays held.
         """
         record = self.store.version(game=name, version=held.version)
-        if record is None or held.record is None or record.sha256 == held.record.sha256:
+        if record is None or record.sha256 == held.record.sha256:
             return True
         if (name, held.version) not in self._refused:  # said once, as the refusal is
             log.warning("%s version %d in the store is now a different model (sha256 %s..., was "
@@ -377,10 +377,10 @@ class Registry:
         if (game.name, version) in self._refused:
             return None
         try:
-            model = self.store.load(game=game.name, version=version)
+            record, data = self.store.verified_payload(game=game.name, version=version)
+            model = load_model(data)
             if model.game is not game:
                 raise CorruptModel(f"version {version} plays {model.game.name}, not {game.name}")
-            record = self.store.version(game=game.name, version=version)
             loaded = Loaded(version, model, record)
             loaded.warm()
         except UnknownVersion:
@@ -403,8 +403,7 @@ class Registry:
         name = state.game.name
         for alias, version in state.aliases.items():
             self.metrics.alias_version.labels(name, alias).set(version)
-            record = state.models[version].record
-            evaluation = record.evaluation if record is not None else {}
+            evaluation = state.models[version].record.evaluation
             for metric in EVALUATION_METRICS:
                 value = evaluation.get(metric)
                 if isinstance(value, int | float) and not isinstance(value, bool):
