@@ -43,10 +43,6 @@ class Settings:
     grace_seconds: float = 10.0
     drain_seconds: float = 1.0
 
-    @property
-    def admin_enabled(self) -> bool:
-        return self.admin_token is not None
-
 
 def default_workers() -> int:
     """Two processes where two cores are available, else one: ``gameai bench server``
