@@ -24,10 +24,10 @@ from pathlib import Path
 
 from gameai.store import ModelStore
 from stress.harness import (
+    ServerProcess,
     live_boards,
     percentile,
     private_redis,
-    sample,
     seed_store,
     start_server,
 )
@@ -77,21 +77,15 @@ def run(seconds: float = 30.0, *, share: float = 0.7, probe_seconds: float = 3.0
     return report
 
 
-def _sample_process(server: object, samples: list[tuple[float, int, int]],
+def _sample_process(server: ServerProcess, samples: list[tuple[float, int, int]],
                     stop: threading.Event) -> None:
-    from stress.harness import ServerProcess
-
-    assert isinstance(server, ServerProcess)
     while not stop.is_set():
         samples.append((time.monotonic(), server.rss_bytes(), server.fds()))
         stop.wait(0.25)
 
 
-def _server_count(server: object) -> float:
-    from stress.harness import ServerProcess
-
-    assert isinstance(server, ServerProcess)
-    return sample(server.metrics_text(), "gameai_requests_total") or 0.0
+def _server_count(server: ServerProcess) -> float:
+    return server.metric("gameai_requests_total") or 0.0
 
 
 def _judge(report: Report, answers: list[Answer], probe: list[Answer],

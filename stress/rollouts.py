@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gameai.models import TableModel
 from gameai.store import ModelStore
 from stress.harness import (
     ServerProcess,
@@ -88,12 +89,9 @@ def run(seconds: float = 20.0, *, cycles: int = 20, rate: float = 300.0,
     return report
 
 
-def _cycle(store: ModelStore, model: object, i: int, servers: list[ServerProcess],
+def _cycle(store: ModelStore, model: TableModel, i: int, servers: list[ServerProcess],
            states: list[State], seen: list[list[float]], published: list[int],
            dwell: float) -> None:
-    from gameai.models import TableModel
-
-    assert isinstance(model, TableModel)
     game = "tictactoe"
     before = states[-1]
     fresh = store.publish(variant(model, i + 1), by="stress").version
