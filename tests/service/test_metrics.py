@@ -3,19 +3,16 @@ checked by promtool and scraped by a real Prometheus."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-import time
-import urllib.parse
 from pathlib import Path
 
 import grpc
 import httpx
 import pytest
 
-from gameai.store.embedded import free_port
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from tests.deploy.prometheus_server import PrometheusServer
 from tests.service.conftest import RunningServer
 
 
@@ -73,36 +70,17 @@ def test_exposition_passes_promtool(server: RunningServer) -> None:
 
 @pytest.mark.slow
 def test_a_real_prometheus_scrapes_the_server(server: RunningServer, tmp_path: Path) -> None:
-    binary = shutil.which("prometheus")
-    if binary is None:
+    if shutil.which("prometheus") is None:
         pytest.skip("prometheus is not installed")
-    port = free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(json.dumps({
-        "global": {"scrape_interval": "1s"},
-        "scrape_configs": [{"job_name": "gameai", "static_configs": [
-            {"targets": [f"127.0.0.1:{server.ports.http}"]}]}]}))
-    process = subprocess.Popen(
-        [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    config = {"global": {"scrape_interval": "1s"},
+              "scrape_configs": [{"job_name": "gameai", "static_configs": [
+                  {"targets": [f"127.0.0.1:{server.ports.http}"]}]}]}
+    with PrometheusServer(config, tmp_path) as prom:
         httpx.post(f"{server.http}/v1/games/tictactoe/best-move", json={"board": "---|---|---"})
-        query = urllib.parse.quote('sum(gameai_requests_total{transport="rest"}) > 0 '
-                                   'and on() gameai_store_up == 1')
-        deadline = time.monotonic() + 30
-        result: list[object] = []
-        while time.monotonic() < deadline and not result:
-            time.sleep(0.5)
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/api/v1/query?query={query}")
-                result = answer.json()["data"]["result"]
-            except (httpx.HTTPError, KeyError, ValueError):
-                continue
-        assert result, "Prometheus never saw the server's request counter"
-    finally:
-        process.terminate()
-        process.wait(10)
+        query = ('sum(gameai_requests_total{transport="rest"}) > 0 '
+                 'and on() gameai_store_up == 1')
+        prom.wait_until(lambda: (prom.query(query) or {}).get("data", {}).get("result"),
+                        "seeing the server's request counter", 30)
 
 
 def test_load_failures_count_from_zero(server: RunningServer) -> None:
