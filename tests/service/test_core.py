@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from gameai.games import Board, GameOver, InvalidBoard, UnknownGame, get_game
-from gameai.games.positions import enumerate_positions
 from gameai.models import TableModel
 from gameai.store import ModelStore, RedisServer
 from service import core
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify
 from service.metrics import Metrics
 from service.registry import Registry
+from stress.harness import live_boards
 from tests.service.conftest import new_store, variant, weak_model
 
 
@@ -38,17 +38,6 @@ def registry(store: ModelStore, perfect: TableModel) -> Registry:
     return registry
 
 
-def all_live_boards() -> list[str]:
-    positions = enumerate_positions(Board.empty(get_game("tictactoe")))
-    boards = []
-    for layer in positions.layers:
-        for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),
-                              strict=True):
-            if not over:
-                boards.append(str(Board(get_game("tictactoe"), x, o)))
-    return boards
-
-
 def test_best_move_is_the_perfect_models_move(registry: Registry, perfect: TableModel) -> None:
     board = "XX-|OO-|---"  # X to move wins at (0, 2)
     answer = core.best_move(registry, game="tictactoe", board=board, model="1")
@@ -69,7 +58,7 @@ def test_evaluate_lists_every_legal_move_best_first(registry: Registry) -> None:
 
 
 def test_batch_matches_single_evaluations_on_every_live_position(registry: Registry) -> None:
-    boards = all_live_boards()
+    boards = live_boards("tictactoe")
     batch = core.evaluate_batch(registry, game="tictactoe", boards=boards, model="1",
                                 include_move_values=True)
     assert batch.version == 1 and len(batch.to_move) == len(boards) > 600
