@@ -23,6 +23,7 @@ from gameai.games.keys import (
     symmetric_keys,
 )
 from gameai.games.positions import playable_masks
+from trainer.table import Table
 
 F64 = npt.NDArray[np.float64]
 
@@ -77,6 +78,18 @@ def child_keys(game: Game, x: U64, o: U64, *, canonical: bool = True) -> U64:
     for cell in range(game.cells):
         out[:, cell] = (parents + digit * pow3[: parents.shape[1], cell]).min(axis=1)
     return out
+
+
+def table_children(game: Game, table: Table, *, canonical: bool
+                   ) -> tuple[U64, Children, npt.NDArray[np.int64]]:
+    """The empty board and every position ``table`` holds (its keys, ascending), their
+    children, and the slot in ``table`` of each child (-1 where it holds none); keys are
+    canonical or, with ``canonical=False``, seed 003's raw base-3 keys."""
+    keys = np.unique(np.concatenate([[0], table.keys[table.slots()]]).astype(np.uint64))
+    x, o = boards_of(game, keys)
+    kids = expand(game, x, o)
+    found = table.lookup(child_keys(game, x, o, canonical=canonical).ravel())
+    return keys, kids, found.reshape(kids.x.shape)
 
 
 def boards_of(game: Game, keys: U64) -> tuple[U64, U64]:

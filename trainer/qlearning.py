@@ -28,7 +28,7 @@ import numpy as np
 
 from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, child_keys, expand, pool_images
+from trainer.export import boards_of, expand, pool_images, table_children
 from trainer.learner import Learner, Params, require
 from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
 from trainer.table import Table, find, insert
@@ -90,14 +90,8 @@ class QLearner(Learner):
 
     def export(self, info: ModelInfo | None = None) -> Model:
         p = self.params
-        slots = self.table.slots()
-        raw = np.concatenate([[0], self.table.keys[slots]]).astype(np.uint64)
-        raw = np.unique(raw)
-        x, o = boards_of(self.game, raw)
-        kids = expand(self.game, x, o)
+        raw, kids, found = table_children(self.game, self.table, canonical=False)
         mover = np.where(kids.x_to_move, 0, 1)[:, None]
-        found = self.table.lookup(child_keys(self.game, x, o, canonical=False).ravel())
-        found = found.reshape(kids.x.shape)
         stored = self.table.columns["v"][np.maximum(found, 0)]
         v = np.take_along_axis(stored, np.broadcast_to(mover, found.shape)[..., None],
                                axis=2)[..., 0]

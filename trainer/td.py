@@ -31,7 +31,7 @@ import numpy as np
 
 from gameai.games.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, child_keys, expand
+from trainer.export import boards_of, expand, table_children
 from trainer.learner import Learner, Params, require
 from trainer.selfplay import (
     Spec,
@@ -108,12 +108,7 @@ class TdLearner(Learner):
                   played, _BOLTZMANN if boltz else _EPSILON, schedule, alpha, stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
-        slots = self.table.slots()
-        keys = np.concatenate([[0], self.table.keys[slots]]).astype(np.uint64)
-        keys = np.unique(keys)
-        x, o = boards_of(self.game, keys)
-        kids = expand(self.game, x, o)
-        found = self.table.lookup(child_keys(self.game, x, o).ravel()).reshape(kids.x.shape)
+        keys, kids, found = table_children(self.game, self.table, canonical=True)
         v = np.where(found >= 0, self.table.columns["v"][np.maximum(found, 0)], np.nan)
         d = self.params.draw_value
         v = np.where(kids.won, 1.0, np.where(kids.full, d, v))
