@@ -27,7 +27,7 @@ import numpy.typing as npt
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
 from gameai.games.game import Game
-from gameai.games.keys import U64, canonical, canonical_keys
+from gameai.games.keys import U64, canonical_keys
 from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
 
 TABLE_FORMAT = 1
@@ -79,9 +79,6 @@ class Table:
         if not np.array_equal(self.keys[idx], keys):
             raise KeyError("position not in the solver table")
         return self.scores[idx]
-
-    def score(self, board: Board) -> int:
-        return int(self.lookup(np.array([canonical(board)[0]], dtype=np.uint64))[0])
 
 
 def big(game: Game) -> int:
