@@ -32,7 +32,6 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_TWO = np.uint64(2)
 _INV53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
