@@ -250,7 +250,6 @@ class Registry:
                     del self._refused[game, version]
             for name in self._served:
                 self._refresh_game(name)
-        self._update_ready()
 
     def _run(self) -> None:
         backoff = self.poll_seconds
@@ -299,7 +298,6 @@ class Registry:
         if self.store_up:
             log.warning("store unreachable, serving the versions held: %s", error)
         self._set_store_up(False)
-        self._update_ready()
 
     def _close_subscription(self) -> None:
         subscription, self._subscription = self._subscription, None
@@ -415,7 +413,4 @@ class Registry:
         state = self._served[name]
         extra = set(self._pinned[name]) - set(state.models)
         self.metrics.models_loaded.labels(name).set(len(state.models) + len(extra))
-
-    def _update_ready(self) -> None:
-        self.metrics.ready.set(1 if self.ready else 0)
 

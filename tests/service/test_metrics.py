@@ -3,14 +3,18 @@ checked by promtool and scraped by a real Prometheus."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import httpx
 import pytest
 
+from gameai.store import ModelStore
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.deploy.prometheus_server import PrometheusServer
 from tests.service.conftest import RunningServer
@@ -90,3 +94,19 @@ def test_load_failures_count_from_zero(server: RunningServer) -> None:
     for result in ("corrupt", "missing", "error"):
         assert metric("gameai_model_loads_total",
                       {"game": "tictactoe", "result": result}) == 0
+
+
+def test_ready_stays_0_while_draining_when_the_store_changes(
+        module_store: ModelStore, start_server: Callable[..., RunningServer]) -> None:
+    """The gauge says what /readyz says; only the server knows it is draining."""
+    running = start_server(module_store)
+    metric = running.metrics.registry.get_sample_value
+    assert metric("gameai_ready") == 1
+    stopping = asyncio.run_coroutine_threadsafe(running.server.stop(grace=3, drain=1),
+                                                running.loop)
+    while not running.server.runtime.draining:
+        time.sleep(0.01)
+    running.registry.refresh()  # as the follower does when the store changes
+    assert metric("gameai_ready") == 0
+    assert httpx.get(f"{running.http}/readyz").status_code == 503
+    stopping.result(10)
