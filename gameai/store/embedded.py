@@ -28,20 +28,18 @@ class RedisServer:
 
     Args:
         data_dir: where the server keeps its files (AOF when ``persist``) and its log.
-        port: a loopback TCP port; ``None`` means a unix socket in ``data_dir``, or a free
-            port when ``tcp`` is set.
+        tcp: listen on a free loopback TCP port instead of a unix socket in ``data_dir``.
         persist: append-only persistence, so a restart keeps every version.
         password: require this password (tests of authenticated URLs).
     """
 
-    def __init__(self, data_dir: str | os.PathLike[str], *, port: int | None = None,
-                 tcp: bool = False, persist: bool = True, password: str | None = None,
-                 executable: str | None = None) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, tcp: bool = False,
+                 persist: bool = True, password: str | None = None) -> None:
         self.data_dir = Path(data_dir)
-        self.port = port if port is not None else (free_port() if tcp else None)
+        self.port = free_port() if tcp else None
         self.persist = persist
         self.password = password
-        self.executable = executable or find_redis_server()
+        self.executable = find_redis_server()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
