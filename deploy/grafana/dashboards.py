@@ -4,7 +4,7 @@
 The JSON files in ``dashboards/`` are generated from the panel lists below and committed,
 so Grafana provisions them as they are; ``tests/deploy/test_grafana.py`` fails if they differ
 from what this script writes. Every query names only metrics of docs/contracts.md, and the
-live test (``tests/deploy/test_prometheus_live.py``) runs each one against a Prometheus
+live test (``tests/deploy/test_live.py``) runs each one against a Prometheus
 scraping a real server and trainer.
 
 Standard library only: it is a build step of the deploy files, not part of the package.
