@@ -22,7 +22,7 @@ from gameai.games.keys import (
     masks_from_base3,
     symmetric_keys,
 )
-from gameai.games.positions import playable_masks
+from gameai.games.positions import has_line_through, playable_masks
 from trainer.table import Table
 
 F64 = npt.NDArray[np.float64]
@@ -53,9 +53,7 @@ def expand(game: Game, x: U64, o: U64) -> Children:
     mover = np.where(x_to_move, x, o)[:, None] | bits
     won = np.zeros((len(x), cells), dtype=bool)
     for cell in range(cells):
-        for line in game.lines_through[cell]:
-            m = np.uint64(line)
-            won[:, cell] |= (mover[:, cell] & m) == m
+        won[:, cell] = has_line_through(game, mover[:, cell], cell)
     cx = np.where(x_to_move[:, None], mover, x[:, None])
     co = np.where(x_to_move[:, None], o[:, None], mover)
     full = (cx | co) == np.uint64(game.full_mask)

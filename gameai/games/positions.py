@@ -100,10 +100,7 @@ def _expand(
             continue
         cx, co = px[sel], po[sel]
         mover = (cx | bit) if x_to_move else (co | bit)
-        won = np.zeros(len(mover), dtype=bool)
-        for line in game.lines_through[cell]:
-            m = np.uint64(line)
-            won |= (mover & m) == m
+        won = has_line_through(game, mover, cell)
         parts_x.append(mover if x_to_move else cx)
         parts_o.append(co if x_to_move else mover)
         parts_won.append(won)
@@ -131,3 +128,13 @@ def playable_masks(game: Game, occupied: U64) -> U64:
     if not game.gravity:
         return empty
     return empty & ((occupied >> np.uint64(game.cols)) | np.uint64(game.bottom_row))
+
+
+def has_line_through(game: Game, masks: U64, cell: int) -> npt.NDArray[np.bool_]:
+    """Whether each of ``masks`` holds a line through ``cell``: vectorised, the test of
+    whether a move there has just won."""
+    hit = np.zeros(masks.shape, dtype=bool)
+    for line in game.lines_through[cell]:
+        m = np.uint64(line)
+        hit |= (masks & m) == m
+    return hit

@@ -27,6 +27,7 @@ from gameai.games.positions import (
     Layer,
     Positions,
     enumerate_positions,
+    has_line_through,
     playable_masks,
 )
 from gameai.games.solver import score_layers
@@ -144,11 +145,7 @@ def _winning_cells(game: Game, mine: U64, candidates: U64) -> U64:
     out = np.zeros(mine.shape, dtype=np.uint64)
     for cell in range(game.cells):
         bit = np.uint64(1 << cell)
-        after = mine | bit
-        hit = np.zeros(mine.shape, dtype=bool)
-        for line in game.lines_through[cell]:
-            m = np.uint64(line)
-            hit |= (after & m) == m
+        hit = has_line_through(game, mine | bit, cell)
         out |= np.where(hit & ((candidates & bit) != 0), bit, np.uint64(0))
     return out
 
