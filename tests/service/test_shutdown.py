@@ -3,12 +3,11 @@ complete, exit within the grace period."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
+from pathlib import Path
 
 import grpc
 import httpx
@@ -17,41 +16,30 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gameai.models import TableModel
 from gameai.store import RedisServer
-from gameai.store.embedded import free_port
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from stress import harness
 from tests.service.conftest import new_store
 
 BOARDS = ["X--|-O-|---", "---|---|---", "XO-|---|---", "X-O|-X-|---"] * 1250
 
 
-def start_serving(url: str, prefix: str,
+def start_serving(url: str, prefix: str, log_dir: Path,
                   *extra: str) -> tuple[subprocess.Popen[bytes], int, int]:
-    http_port, grpc_port = free_port(), free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gameai", "serve", "--store", url, "--store-prefix", prefix,
-         "--http-port", str(http_port), "--grpc-port", str(grpc_port), "--grace-seconds", "5",
-         "--log-level", "warning", "--workers", "1", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env={**os.environ, "GAMEAI_ADMIN_TOKEN": ""})
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
-        try:
-            if httpx.get(f"http://127.0.0.1:{http_port}/readyz").status_code == 200:
-                return process, http_port, grpc_port
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError("the server never became ready")
+    """``gameai serve`` with a 5 s grace period, ready: its process and ports."""
+    server = harness.start_server(url, log_dir=log_dir, prefix=prefix,
+                                  extra=("--grace-seconds", "5", "--log-level", "warning",
+                                         *extra))
+    return server.process, server.http_port, server.grpc_port
 
 
 @pytest.mark.slow
-def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableModel) -> None:
+def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableModel,
+                                   tmp_path: Path) -> None:
     store = new_store(redis_server.url)
     version = store.publish(perfect.to_bytes(), by="tests").version
     store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
-    process, http_port, grpc_port = start_serving(redis_server.url, store.keys.prefix)
+    process, http_port, grpc_port = start_serving(redis_server.url, store.keys.prefix,
+                                                  tmp_path)
     channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
     statuses: list[int] = []
     watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
@@ -107,13 +95,14 @@ def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableMode
 
 @pytest.mark.slow
 def test_an_open_health_watch_does_not_hold_the_shutdown(redis_server: RedisServer,
-                                                         perfect: TableModel) -> None:
+                                                         perfect: TableModel,
+                                                         tmp_path: Path) -> None:
     """A Watch stream (a load balancer's) sees NOT_SERVING and then ends cleanly; before,
     it kept the server alive for the whole grace period and was then cancelled."""
     store = new_store(redis_server.url)
     version = store.publish(perfect.to_bytes(), by="tests").version
     store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
-    process, _, grpc_port = start_serving(redis_server.url, store.keys.prefix,
+    process, _, grpc_port = start_serving(redis_server.url, store.keys.prefix, tmp_path,
                                           "--drain-seconds", "0.5")
     statuses: list[int] = []
     ended: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import signal
+from pathlib import Path
 
 import grpc
 import httpx
@@ -24,12 +25,14 @@ def counted(text: str, transport: str) -> float:
 
 @pytest.mark.slow
 def test_two_workers_answer_and_merge_their_metrics(redis_server: RedisServer,
-                                                    perfect: TableModel) -> None:
+                                                    perfect: TableModel,
+                                                    tmp_path: Path) -> None:
     store = new_store(redis_server.url)
     version = store.publish(perfect.to_bytes(), by="tests").version
     store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
     process, http_port, grpc_port = start_serving(redis_server.url, store.keys.prefix,
-                                                  "--workers", "2", "--drain-seconds", "0")
+                                                  tmp_path, "--workers", "2",
+                                                  "--drain-seconds", "0")
     try:
         base = f"http://127.0.0.1:{http_port}"
         for _ in range(30):  # a new connection each: the kernel spreads them over workers
