@@ -18,7 +18,13 @@ import numpy.typing as npt
 
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
-from gameai.store import AliasChange, StoreUnavailable, UnknownVersion, VersionRecord
+from gameai.store import (
+    AliasChange,
+    StoreUnavailable,
+    UnknownVersion,
+    VersionRecord,
+    is_number,
+)
 from service.batch import best_moves, move_values, parse_boards, to_move
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from service.registry import VALUE_DECIMALS, Loaded, Registry, Served
@@ -178,11 +184,11 @@ def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:
     name = state.game.name
     try:
         _require_store(registry)
-        number = int(ref) if ref.isdigit() else registry.store.resolve(game=name, ref=ref)
+        number = int(ref) if is_number(ref) else registry.store.resolve(game=name, ref=ref)
         record = registry.store.version(game=name, version=number) if number else None
         aliases = dict(registry.store.rollout(game=name).aliases)
     except StoreUnavailable:
-        number = int(ref) if ref.isdigit() else state.aliases.get(ref)
+        number = int(ref) if is_number(ref) else state.aliases.get(ref)
         held = state.models.get(number) if number is not None else None
         if held is None:
             raise

@@ -25,7 +25,14 @@ from typing import Any
 
 from gameai.games import Board, Game, GameError, get_game
 from gameai.models import CorruptModel, Evaluation, Model, MoveValue, load_model
-from gameai.store import ModelStore, StoreError, UnknownVersion, VersionRecord, choose_version
+from gameai.store import (
+    ModelStore,
+    StoreError,
+    UnknownVersion,
+    VersionRecord,
+    choose_version,
+    is_number,
+)
 from service.errors import Unavailable, UnknownModel
 from service.metrics import EVALUATION_METRICS, Metrics
 
@@ -168,7 +175,7 @@ class Registry:
             if version is None:
                 raise self._missing(state, "no production model")
             return state.models[version]
-        if ref.isdigit():
+        if is_number(ref):
             version = int(ref)
             held = state.models.get(version) or self._pinned[state.game.name].get(version)
             return held if held is not None else self._load_pinned(state.game, version)

@@ -25,7 +25,7 @@ from service.registry import Registry
 GAMES = ["tictactoe", "TicTacToe", "mnk-3x3-3", "connect-3x4-3", "four-in-a-row", "chess",
          "mnk-0x0-0", "mnk-99999x99999-3", "", " ", "tictactoe\x00", "tïctactoe"]
 MODELS = ["", "production", "canary", "staging", "1", "2", "0", "-1", "007", "99999999999999",
-          "latest", "１", "production ", "\u202eproduction"]
+          "latest", "１", "¹", "٣", "production ", "\u202eproduction"]  # "¹": isdigit, no int
 
 nasty_text = st.text(max_size=300) | st.text(st.characters(codec="utf-8"), max_size=40)
 not_text = st.integers() | st.none() | st.floats() | st.booleans() | st.binary(max_size=20) \

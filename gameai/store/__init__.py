@@ -9,6 +9,7 @@ from gameai.store.errors import (
     StoreUnavailable,
     UnknownVersion,
 )
+from gameai.store.policy import is_number
 from gameai.store.records import AliasChange, Rollout, VersionRecord
 from gameai.store.routing import choose_version
 from gameai.store.store import Event, ModelStore, Subscription
@@ -27,4 +28,5 @@ __all__ = [
     "UnknownVersion",
     "VersionRecord",
     "choose_version",
+    "is_number",
 ]

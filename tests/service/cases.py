@@ -37,6 +37,9 @@ ERROR_CASES = [
          404, "NOT_FOUND", "model"),
     Case("unknown version", "Evaluate", "tictactoe", {"board": "---|---|---", "model": "99"},
          404, "NOT_FOUND", "model"),
+    # str.isdigit() is true of "¹" but int("¹") fails: this was a 500 found by schemathesis
+    Case("a non-ASCII digit as the model", "BestMove", "tictactoe",
+         {"board": "---|---|---", "model": "\u00b9"}, 404, "NOT_FOUND", "model"),
     Case("too many boards", "EvaluateBatch", "tictactoe", {"boards": ["---|---|---"] * 11},
          413, "RESOURCE_EXHAUSTED", "boards"),
     Case("bad board in a batch", "EvaluateBatch", "tictactoe",

@@ -112,8 +112,9 @@ def test_games_and_models_are_listed(http: httpx.Client, module_store: ModelStor
     one = http.get("/v1/games/tictactoe/models/1").json()
     assert one["sha256"] == models["versions"][0]["sha256"] and one["kind"] == "table"
     assert http.get("/v1/games/tictactoe/models/production").json()["version"] == 1
-    missing = http.get("/v1/games/tictactoe/models/42")
-    assert missing.status_code == 404 and missing.json()["error"]["field"] == "version"
+    for ref in ("42", "\u00b2"):  # "²" passes str.isdigit() but is no version number
+        missing = http.get(f"/v1/games/tictactoe/models/{ref}")
+        assert missing.status_code == 404 and missing.json()["error"]["field"] == "version"
 
 
 def test_admin_needs_the_token(http: httpx.Client, module_store: ModelStore) -> None:
