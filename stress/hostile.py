@@ -48,8 +48,12 @@ def run(seconds: float = 20.0, *, fuzz_examples: int = 200, api_examples: int | 
             _memory(report, server)
             _schemathesis(report, server, seconds, work, api_examples)
             _fuzz(report, redis.url, fuzz_examples)
-            tracebacks = server.log_text().count("Traceback")
-            report.check("tracebacks in the server log", tracebacks, "0", tracebacks == 0)
+            log = server.log_text()
+            tracebacks = log.count("Traceback")
+            if not report.check("tracebacks in the server log", tracebacks, "0",
+                                tracebacks == 0):
+                first = log[log.index("Traceback"):]
+                report.note("the first traceback", first[-1500:])
         finally:
             server.terminate()
     return report
