@@ -2,9 +2,10 @@
 
 Move handlers are ``async`` and call the core directly: an answer takes microseconds, so a
 thread hop would cost more than it saves. Handlers that talk to the store run in a thread,
-so a slow store never holds up the moves. Responses are built as ``JSONResponse`` so
-FastAPI does not re-validate what the core returned; the declared models still document
-the API at ``/docs``.
+so a slow store never holds up the moves. Responses are built here as JSON so FastAPI does
+not re-validate what the core returned; the models of :mod:`service.rest_schema` still
+document the API at ``/docs``. :mod:`service.rest_middleware` counts, times and limits
+every request under the routes.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from pathlib import Path as FilePath
 from typing import Annotated, Any
 
@@ -21,7 +21,7 @@ from fastapi import Depends, FastAPI, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
@@ -30,13 +30,27 @@ from gameai.store import StoreError
 from service import core
 from service.errors import (
     InvalidRequest,
-    RequestTooLarge,
     ServiceError,
     Unauthenticated,
     classify,
 )
 from service.metrics import exposition
 from service.registry import Registry
+from service.rest_middleware import RequestMetrics
+from service.rest_schema import (
+    ADMIN_ERRORS,
+    BATCH_ERRORS,
+    MODEL_ERRORS,
+    MOVE_ERRORS,
+    AliasRequest,
+    BatchOut,
+    BatchRequest,
+    BestMoveOut,
+    CanaryRequest,
+    EvaluateOut,
+    Game,
+    MoveRequest,
+)
 from service.runtime import Runtime
 
 WEB_DIR = FilePath(__file__).parent / "web"
@@ -48,107 +62,6 @@ _to_json_text = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
 
 def _to_json(body: dict[str, Any]) -> bytes:
     return _to_json_text(body).encode()
-# The game path parameter, with an example so generated API tests reach past the 404.
-Game = Annotated[str, Path(examples=["tictactoe"])]
-
-
-class MoveRequest(BaseModel):
-    board: str = Field(examples=["X--|-O-|---"])
-    model: str = Field("", description="alias or version number; empty or 'production' "
-                       "means the production track with its canary share")
-    client_id: str = Field("", description="keys the sticky canary split")
-
-
-class BatchRequest(BaseModel):
-    boards: list[str]
-    model: str = ""
-    client_id: str = ""
-    include_move_values: bool = False
-
-
-class AliasRequest(BaseModel):
-    version: int
-
-
-class CanaryRequest(BaseModel):
-    version: int | None = None
-    weight: int
-
-
-class MoveOut(BaseModel):
-    row: int
-    col: int
-    index: int
-
-
-class MoveValueOut(MoveOut):
-    value: float
-
-
-class BestMoveOut(BaseModel):
-    game: str
-    model_version: int
-    move: MoveOut
-    value: float
-
-
-class EvaluateOut(BaseModel):
-    game: str
-    model_version: int
-    to_move: str
-    value: float
-    moves: list[MoveValueOut]
-
-
-class BatchOut(BaseModel):
-    """Column by column: entry ``i`` of every list answers ``boards[i]``."""
-
-    game: str
-    model_version: int
-    to_move: list[str]
-    value: list[float]
-    move_row: list[int]
-    move_col: list[int]
-    move_index: list[int]
-    move_values: list[list[float | None]] | None = Field(
-        None, description="with include_move_values: per board, every cell's value "
-        "row-major, null where the move is illegal")
-
-
-class ErrorDetail(BaseModel):
-    status: int
-    code: str = Field(description="the gRPC status name of the same error")
-    field: str = Field(description="the request field at fault")
-    message: str = Field(description="starts with the field")
-
-
-class ErrorOut(BaseModel):
-    """Every error answer: docs/api.md has the table."""
-
-    error: ErrorDetail
-
-
-def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    return {status: {"model": ErrorOut, "description": _ERROR_TEXT[status]}
-            for status in statuses}
-
-
-_ERROR_TEXT = {
-    400: "the body could not be read",
-    401: "no valid bearer token",
-    404: "unknown game, alias or version, or a game not served here",
-    409: "the board is a finished game (or, for admin changes, the store refused it)",
-    413: "more bytes or boards than the server accepts",
-    429: "too many batch requests are waiting on this server: retry later",
-    422: "a field is missing, mistyped or impossible; the body is not JSON",
-    503: "the store is unreachable and this server does not hold the version",
-}
-MOVE_ERRORS = _errors(404, 409, 413, 422, 503)
-BATCH_ERRORS = _errors(404, 409, 413, 422, 429, 503)
-MODEL_ERRORS = _errors(404, 422, 503)
-ADMIN_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
-
-
 def create_app(runtime: Runtime) -> FastAPI:
     """The REST application over ``runtime`` (registry, metrics, settings, drain state)."""
     app = FastAPI(title="gameai move server", version="1",
@@ -403,92 +316,3 @@ _HTTP_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION
                415: "INVALID_ARGUMENT", 422: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",
                503: "UNAVAILABLE"}
 
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-
-class RequestMetrics:
-    """Pure ASGI middleware: counts and times ``/v1/`` requests, refuses oversized bodies.
-
-    A plain ASGI wrapper rather than ``BaseHTTPMiddleware``, which costs a task per request.
-    """
-
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
-                 runtime: Runtime) -> None:
-        self.app = app
-        self.metrics = runtime.metrics
-        self.limit = runtime.settings.max_body_bytes
-        self.games = set(runtime.registry.games)
-        self.inflight = runtime.metrics.inflight.labels("rest")
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = [500]
-        inflight = self.inflight
-        inflight.inc()
-
-        async def send_status(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            length = _content_length(scope)
-            body: Receive | None = receive
-            if length is None:  # chunked: read it here, within the limit, and replay it
-                body = await self._buffered(receive)
-            if body is None or (length is not None and length > self.limit):
-                await _refuse_too_large(scope, send_status, self.limit)
-            else:
-                await self.app(scope, body, send_status)
-        finally:
-            inflight.dec()
-            method, game, version = scope.get("gameai", ("", "", None))
-            game = game if game in self.games else ""
-            self.metrics.observe("rest", method or "unknown", game, version, str(status[0]),
-                                 time.perf_counter() - started)
-
-    async def _buffered(self, receive: Receive) -> Receive | None:
-        """The whole body read now and replayed, or ``None`` if it exceeds the limit."""
-        chunks, seen, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            seen += len(chunks[-1])
-            if seen > self.limit:
-                return None
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> MutableMapping[str, Any]:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return replay
-
-
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() else 1 << 62
-    return None
-
-
-async def _refuse_too_large(scope: Scope, send: Send, limit: int) -> None:
-    status = classify(RequestTooLarge(f"the request body is over {limit} bytes", field="body"))
-    assert status is not None
-    response = JSONResponse(status.to_json(), status_code=status.http,
-                            headers={"Connection": "close"})
-    async def nothing() -> MutableMapping[str, Any]:
-        return {"type": "http.disconnect"}
-    await response(scope, nothing, send)

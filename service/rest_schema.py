@@ -1,0 +1,110 @@
+"""The REST API's documented shapes: request and answer models, and the error answers of
+each route. The move routes parse their bodies themselves (see :mod:`service.rest`); these
+models describe them at ``/docs`` and in ``/openapi.json``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Path
+from pydantic import BaseModel, Field
+
+# The game path parameter, with an example so generated API tests reach past the 404.
+Game = Annotated[str, Path(examples=["tictactoe"])]
+
+
+class MoveRequest(BaseModel):
+    board: str = Field(examples=["X--|-O-|---"])
+    model: str = Field("", description="alias or version number; empty or 'production' "
+                       "means the production track with its canary share")
+    client_id: str = Field("", description="keys the sticky canary split")
+
+
+class BatchRequest(BaseModel):
+    boards: list[str]
+    model: str = ""
+    client_id: str = ""
+    include_move_values: bool = False
+
+
+class AliasRequest(BaseModel):
+    version: int
+
+
+class CanaryRequest(BaseModel):
+    version: int | None = None
+    weight: int
+
+
+class MoveOut(BaseModel):
+    row: int
+    col: int
+    index: int
+
+
+class MoveValueOut(MoveOut):
+    value: float
+
+
+class BestMoveOut(BaseModel):
+    game: str
+    model_version: int
+    move: MoveOut
+    value: float
+
+
+class EvaluateOut(BaseModel):
+    game: str
+    model_version: int
+    to_move: str
+    value: float
+    moves: list[MoveValueOut]
+
+
+class BatchOut(BaseModel):
+    """Column by column: entry ``i`` of every list answers ``boards[i]``."""
+
+    game: str
+    model_version: int
+    to_move: list[str]
+    value: list[float]
+    move_row: list[int]
+    move_col: list[int]
+    move_index: list[int]
+    move_values: list[list[float | None]] | None = Field(
+        None, description="with include_move_values: per board, every cell's value "
+        "row-major, null where the move is illegal")
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str = Field(description="the gRPC status name of the same error")
+    field: str = Field(description="the request field at fault")
+    message: str = Field(description="starts with the field")
+
+
+class ErrorOut(BaseModel):
+    """Every error answer: docs/api.md has the table."""
+
+    error: ErrorDetail
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorOut, "description": _ERROR_TEXT[status]}
+            for status in statuses}
+
+
+_ERROR_TEXT = {
+    400: "the body could not be read",
+    401: "no valid bearer token",
+    404: "unknown game, alias or version, or a game not served here",
+    409: "the board is a finished game (or, for admin changes, the store refused it)",
+    413: "more bytes or boards than the server accepts",
+    429: "too many batch requests are waiting on this server: retry later",
+    422: "a field is missing, mistyped or impossible; the body is not JSON",
+    503: "the store is unreachable and this server does not hold the version",
+}
+MOVE_ERRORS = _errors(404, 409, 413, 422, 503)
+BATCH_ERRORS = _errors(404, 409, 413, 422, 429, 503)
+MODEL_ERRORS = _errors(404, 422, 503)
+ADMIN_ERRORS = _errors(400, 401, 404, 409, 413, 422, 503)
