@@ -5,8 +5,9 @@ Figures (the JSON of ``gameai evaluate``):
 * ``losses_as_x`` / ``losses_as_o``: seed 003's infallibility test. The model plays its
   best move; the opponent tries every legal reply at every position the model reaches;
   the figure counts the opponent's winning lines (move sequences). 0 means unbeatable.
-* ``optimal_move_rate``: the share of all reachable non-terminal positions (one per
-  symmetry class) where the model's move keeps the game value by the exact solver.
+* ``optimal_move_rate``: the share of every reachable non-terminal position (every board
+  any play reaches, each orientation counted: ``optimal_move_positions``, 4,520 for
+  tic-tac-toe) where the model's move keeps the game value by the exact solver.
 * ``vs_random``: wins, draws and losses in N seeded games against uniformly random moves,
   as X and as O.
 * ``checks``: seed 000's five questions (tic-tac-toe only).
@@ -25,6 +26,7 @@ a tic-tac-toe model is evaluated in a few milliseconds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Board, Game, TooLarge
-from gameai.games.keys import U64
+from gameai.games.keys import U64, symmetric_keys
 from gameai.games.positions import Positions, enumerate_positions
 from gameai.games.solver import TABLE_MAX_CELLS, back_up, score_layers
 from gameai.models import Model
@@ -149,8 +151,28 @@ def _solved(game: Game) -> tuple[Positions, list[npt.NDArray[np.int8]]]:
 
 
 def optimal_move_rate(model: Model) -> float:
-    """Share of reachable non-terminal positions (up to symmetry) where the model's move
-    keeps the solver's game value.
+    """Share of every reachable non-terminal position (each orientation of a board counted
+    as the board it is) where the model's move keeps the solver's game value.
+
+    Raises:
+        TooLarge: the game is too large for a whole-game solver table.
+    """
+    kept, total = optimal_moves(model)
+    return kept / total if total else 1.0
+
+
+def optimal_moves(model: Model) -> tuple[int, int]:
+    """``(kept, positions)``: how many of the reachable non-terminal positions there are
+    (4,520 for tic-tac-toe: every board any sequence of legal moves reaches, not one per
+    symmetry class) and in how many the model's move keeps the solver's game value.
+
+    Every board is judged as the model answers it, ties to the lowest cell of that board's
+    own orientation, so a tie between a winning and a losing move counts wherever the
+    orientation makes the model pick the loser. The work stays on the canonical positions:
+    the model answers a board from its canonical row permuted by the first symmetry that
+    reaches the canonical key (:func:`gameai.games.keys.canonical`), so each image's answer
+    is a permutation of one row, and only distinct images are counted.
+    ``tests/trainer/test_evaluate.py`` checks the figures against a board-by-board count.
 
     Raises:
         TooLarge: the game is too large for a whole-game solver table.
@@ -159,18 +181,58 @@ def optimal_move_rate(model: Model) -> float:
     if game.cells > TABLE_MAX_CELLS:
         raise TooLarge(f"{game.name} is too large for the exact solver's whole-game table")
     positions, scores = _solved(game)
+    perm = np.array(game.symmetries, dtype=np.intp)
+    inverse = np.array(game.inverse_symmetries, dtype=np.intp)
+    compose = _compositions(perm)
     kept = total = 0
     for d, layer in enumerate(positions.layers[:-1]):
         live = np.flatnonzero(~layer.over)
-        if not len(live):
-            continue
-        moves = policy_moves(model, layer.x[live], layer.o[live])
-        child = layer.children[live, moves]
-        value = np.sign(scores[d][live])
-        after = np.sign(back_up(game, scores[d + 1][child]))
-        kept += int((after == value).sum())
-        total += len(live)
-    return kept / total if total else 1.0
+        for start in range(0, len(live), CHUNK):
+            rows = live[start:start + CHUNK]
+            child = layer.children[rows]
+            value = np.sign(scores[d][rows])
+            after = np.sign(back_up(game, scores[d + 1][np.maximum(child, 0)]))
+            good = (child >= 0) & (after == value[:, None])
+            k, t = _kept_over_images(model, layer.x[rows], layer.o[rows], good, perm,
+                                     inverse, compose)
+            kept += k
+            total += t
+    return kept, total
+
+
+def _compositions(perm: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """``compose[s, t]``: the symmetry that moves a cell as ``t`` then ``s`` do."""
+    index = {tuple(p): i for i, p in enumerate(perm.tolist())}
+    return np.array([[index[tuple(perm[s][perm[t]].tolist())] for t in range(len(perm))]
+                     for s in range(len(perm))], dtype=np.intp)
+
+
+def _kept_over_images(model: Model, x: U64, o: U64, good: npt.NDArray[np.bool_],
+                      perm: npt.NDArray[np.intp], inverse: npt.NDArray[np.intp],
+                      compose: npt.NDArray[np.intp]) -> tuple[int, int]:
+    """Over every distinct image of the canonical boards ``(x, o)``: how many the model
+    answers with a move marked in ``good`` (canonical orientation), and how many images."""
+    n = len(x)
+    images = symmetric_keys(model.game, x, o)  # (n, syms): key of the board moved by t
+    key = images.min(axis=1)
+    own = np.argmax(images == key[:, None], axis=1)  # the symmetry the model uses on (x, o)
+    values = model.move_values_of_masks(x, o)
+    values = np.where(np.isnan(values), -np.inf, values)
+    # the model's row in the canonical orientation: move m of (x, o) is perm[own][m] there
+    raw = np.empty_like(values)
+    np.put_along_axis(raw, perm[own], values, axis=1)
+    at = np.arange(n)
+    kept = total = 0
+    for t in range(len(perm)):
+        distinct = (images[:, :t] != images[:, [t]]).all(axis=1)
+        # the image moved by t is canonicalised by the first s with key(s after t) == key
+        used = np.argmax(images[:, compose[:, t]] == key[:, None], axis=1)
+        seen = np.take_along_axis(raw, perm[used], axis=1)  # its values, its orientation
+        move = np.argmax(seen, axis=1)  # ties to the lowest cell, as the model does
+        ok = good[at, inverse[t][move]]
+        kept += int((ok & distinct).sum())
+        total += int(distinct.sum())
+    return kept, total
 
 
 def game_value(game: Game) -> str:
@@ -249,10 +311,14 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
         except TooLarge as e:
             omitted[f"losses_as_{side}"] = omitted[f"draws_as_{side}"] = str(e)
     try:
-        report["optimal_move_rate"] = round(optimal_move_rate(model), 6)
+        kept, positions = optimal_moves(model)
+        # rounded down: 1.0 means every position, never 9,999,999 of 10 million
+        report["optimal_move_rate"] = math.floor(kept / positions * 1e6) / 1e6 \
+            if positions else 1.0
+        report["optimal_move_positions"] = positions
         report["game_value"] = game_value(model.game)
     except TooLarge as e:
-        omitted["optimal_move_rate"] = str(e)
+        omitted["optimal_move_rate"] = omitted["optimal_move_positions"] = str(e)
         omitted["game_value"] = str(e)
     report["vs_random"] = vs_random(model, games=random_games, seed=seed)
     if model.game.name == "tictactoe":
