@@ -212,27 +212,32 @@ def _kept_over_images(model: Model, x: U64, o: U64, good: npt.NDArray[np.bool_],
                       compose: npt.NDArray[np.intp]) -> tuple[int, int]:
     """Over every distinct image of the canonical boards ``(x, o)``: how many the model
     answers with a move marked in ``good`` (canonical orientation), and how many images."""
-    n = len(x)
     images = symmetric_keys(model.game, x, o)  # (n, syms): key of the board moved by t
-    key = images.min(axis=1)
-    own = np.argmax(images == key[:, None], axis=1)  # the symmetry the model uses on (x, o)
+    distinct = [(images[:, :t] != images[:, [t]]).all(axis=1) for t in range(len(perm))]
     values = model.move_values_of_masks(x, o)
     values = np.where(np.isnan(values), -np.inf, values)
-    # the model's row in the canonical orientation: move m of (x, o) is perm[own][m] there
-    raw = np.empty_like(values)
-    np.put_along_axis(raw, perm[own], values, axis=1)
-    at = np.arange(n)
-    kept = total = 0
-    for t in range(len(perm)):
-        distinct = (images[:, :t] != images[:, [t]]).all(axis=1)
-        # the image moved by t is canonicalised by the first s with key(s after t) == key
-        used = np.argmax(images[:, compose[:, t]] == key[:, None], axis=1)
-        seen = np.take_along_axis(raw, perm[used], axis=1)  # its values, its orientation
-        move = np.argmax(seen, axis=1)  # ties to the lowest cell, as the model does
-        ok = good[at, inverse[t][move]]
-        kept += int((ok & distinct).sum())
-        total += int(distinct.sum())
-    return kept, total
+    first = np.argmax(values, axis=1)  # ties to the lowest cell, as the model does
+    at = np.arange(len(x))
+    # One best move: every image plays its image (or a symmetric equal), so the canonical
+    # board's answer holds for the whole orbit.
+    single = (values == values[at, first][:, None]).sum(axis=1) == 1
+    orbit = np.sum(distinct, axis=0)
+    kept = int((orbit * (good[at, first] & single)).sum())
+    tied = np.flatnonzero(~single)
+    if len(tied):
+        images, values, good = images[tied], values[tied], good[tied]
+        at = np.arange(len(tied))
+        key = images.min(axis=1)
+        own = np.argmax(images == key[:, None], axis=1)  # the symmetry the model used
+        raw = np.empty_like(values)  # the row in the canonical orientation
+        np.put_along_axis(raw, perm[own], values, axis=1)
+        for t in range(len(perm)):
+            # the image moved by t is canonicalised by the first s with key(s after t) == key
+            used = np.argmax(images[:, compose[:, t]] == key[:, None], axis=1)
+            seen = np.take_along_axis(raw, perm[used], axis=1)  # its values, its orientation
+            move = np.argmax(seen, axis=1)
+            kept += int((good[at, inverse[t][move]] & distinct[t][tied]).sum())
+    return kept, int(orbit.sum())
 
 
 def game_value(game: Game) -> str:
