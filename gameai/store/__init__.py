@@ -5,12 +5,13 @@ from gameai.store.embedded import RedisServer
 from gameai.store.errors import (
     AliasRefused,
     InvalidArgument,
+    Pinned,
     StoreError,
     StoreUnavailable,
     UnknownVersion,
 )
 from gameai.store.policy import is_number
-from gameai.store.records import AliasChange, Rollout, VersionRecord
+from gameai.store.records import AliasChange, Pin, Rollout, VersionRecord
 from gameai.store.routing import choose_version
 from gameai.store.store import Event, ModelStore, Subscription
 
@@ -20,6 +21,8 @@ __all__ = [
     "Event",
     "InvalidArgument",
     "ModelStore",
+    "Pin",
+    "Pinned",
     "RedisServer",
     "Rollout",
     "StoreError",

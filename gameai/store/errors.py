@@ -20,6 +20,11 @@ class AliasRefused(StoreError):
     not verify, an invalid name or weight. Nothing was changed."""
 
 
+class Pinned(AliasRefused):
+    """Production is pinned by an operator, so an automatic promotion was refused (the
+    message says by whom and since when). Nothing was changed."""
+
+
 class InvalidArgument(StoreError, ValueError):
     """A request the store cannot act on (a gc ``keep`` below 1, an empty ``by``...).
     Nothing was changed."""

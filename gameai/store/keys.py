@@ -13,6 +13,8 @@ Several deployments can share one Redis by choosing different prefixes (the
     p:g:{g}:weight            int     canary weight 0-100 (absent = 0)
     p:g:{g}:history           list    JSON alias changes, oldest first (RPUSH)
     p:g:{g}:deleted           hash    version -> JSON tombstone {at, by} written by gc
+    p:g:{g}:pin               string  JSON {version, at, by, action} while an operator has
+                                      pinned production (auto-promotion holds off)
     p:g:{g}:token:{t}         int     version of a finished publish, so a retried publish
                                       does not create a second version (expires after 1 day)
 """
@@ -78,6 +80,9 @@ class Keys:
 
     def deleted(self, game: str) -> str:
         return f"{self._game(game)}:deleted"
+
+    def pin(self, game: str) -> str:
+        return f"{self._game(game)}:pin"
 
     def token(self, game: str, token: str) -> str:
         return f"{self._game(game)}:token:{token}"

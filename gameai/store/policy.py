@@ -79,12 +79,13 @@ def rollback_target(history: Iterable[AliasChange], alias: str) -> int | None:
     History works as an undo stack: every change pushes the version it moved away from,
     every rollback pops one. So after ``1 -> 2 -> 3``, rollbacks go to 2, then 1, then
     refuse; a new promotion after a rollback can be rolled back to where it came from.
-    Repeated rollbacks never bounce between the last two versions.
+    Repeated rollbacks never bounce between the last two versions. Pin and release
+    entries move nothing and are skipped.
     """
     stack: list[int | None] = []
     for change in history:
-        if change.alias != alias:
-            continue
+        if change.alias != alias or change.action in ("pin", "release"):
+            continue  # a pin or its release moves nothing
         if change.action == "rollback":
             if stack:
                 stack.pop()

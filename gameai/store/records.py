@@ -96,13 +96,44 @@ class AliasChange:
 
 
 @dataclass(frozen=True)
+class Pin:
+    """An operator's hold on ``production``: set by a manual promote or rollback (or
+    ``pin``), it keeps automatic promotion off until someone releases it.
+
+    ``action`` says how it was set: ``set`` (a promote), ``rollback`` or ``pin``;
+    ``version`` is where production pointed then.
+    """
+
+    game: str
+    version: int | None
+    at: str
+    by: str
+    action: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "at": self.at, "by": self.by, "action": self.action}
+
+    def describe(self) -> str:
+        how = {"set": "promoted to", "rollback": "rolled back to"}.get(self.action, "at")
+        return f"pinned by {self.by} at {self.at} ({how} version {self.version})"
+
+    @classmethod
+    def from_json(cls, game: str, raw: bytes | str) -> Pin:
+        data = json.loads(raw)
+        return cls(game=game, version=data.get("version"), at=data.get("at", ""),
+                   by=data.get("by", ""), action=data.get("action", "pin"))
+
+
+@dataclass(frozen=True)
 class Rollout:
-    """A game's routing state, read in one round trip: aliases, canary weight, counter."""
+    """A game's routing state, read in one round trip: aliases, canary weight, counter,
+    and the operator's pin on production (``None``: auto-promotion may move it)."""
 
     game: str
     aliases: dict[str, int]
     canary_weight: int
     counter: int
+    pin: Pin | None = None
 
     @property
     def production(self) -> int | None:
@@ -120,4 +151,5 @@ class Rollout:
 
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "aliases": dict(self.aliases),
-                "canary_weight": self.canary_weight, "counter": self.counter}
+                "canary_weight": self.canary_weight, "counter": self.counter,
+                "pin": self.pin.to_json() if self.pin else None}

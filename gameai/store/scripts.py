@@ -38,12 +38,20 @@ return {v, c, 1}
 """
 
 CHANGE_ALIAS = """
--- KEYS: index, aliases, history, counter, weight
+-- KEYS: index, aliases, history, counter, weight, pin
 -- ARGV: alias, version ('' keeps the alias), expected current ('' = unset),
---       history_json ('' = no alias change), weight ('' = unchanged), event_json, channel
+--       history_json ('' = no alias change), weight ('' = unchanged), event_json, channel,
+--       pin ('' leaves it, 'respect' refuses while production is pinned, else the pin JSON
+--       to set with the change)
 local current = redis.call('HGET', KEYS[2], ARGV[1]) or ''
 if current ~= ARGV[3] then
   return {'conflict', current}
+end
+if ARGV[8] == 'respect' then
+  local pin = redis.call('GET', KEYS[6])
+  if pin then
+    return {'pinned', pin}
+  end
 end
 if ARGV[2] ~= '' then
   if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then
@@ -57,11 +65,46 @@ end
 if ARGV[5] ~= '' then
   redis.call('SET', KEYS[5], ARGV[5])
 end
+if ARGV[8] ~= '' and ARGV[8] ~= 'respect' then
+  redis.call('SET', KEYS[6], ARGV[8])
+end
 local c = redis.call('INCR', KEYS[4])
 local e = cjson.decode(ARGV[6])
 e['counter'] = c
 redis.call('PUBLISH', ARGV[7], cjson.encode(e))
 return {'ok', tostring(c)}
+"""
+
+SET_PIN = """
+-- KEYS: pin, aliases, history, counter
+-- ARGV: pin_json ('' releases), history_json, event_json, channel
+-- The version production points at is read here, so the pin, its history entry and its
+-- event name the version that is pinned even if production moved since the caller looked.
+local had = redis.call('GET', KEYS[1])
+local v = redis.call('HGET', KEYS[2], 'production')
+local h = cjson.decode(ARGV[2])
+local e = cjson.decode(ARGV[3])
+if ARGV[1] == '' then
+  if not had then
+    return {'none', ''}
+  end
+  redis.call('DEL', KEYS[1])
+else
+  if not v then
+    return {'unset', ''}
+  end
+  local pin = cjson.decode(ARGV[1])
+  pin['version'] = tonumber(v)
+  redis.call('SET', KEYS[1], cjson.encode(pin))
+end
+h['from'] = v and tonumber(v) or cjson.null
+h['to'] = h['from']
+e['version'] = h['from']
+redis.call('RPUSH', KEYS[3], cjson.encode(h))
+local c = redis.call('INCR', KEYS[4])
+e['counter'] = c
+redis.call('PUBLISH', ARGV[4], cjson.encode(e))
+return {'ok', had or ''}
 """
 
 DELETE_VERSIONS = """

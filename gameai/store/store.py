@@ -4,8 +4,9 @@ CONTRACT (shared by the trainer and the server; keep these signatures stable):
 
     store = ModelStore.from_url("redis://:pw@host:6379/0", prefix="gameai")
     record = store.publish(payload, by="trainer@host")      # -> VersionRecord, version 1, 2, ...
-    store.set_alias(game="tictactoe", alias="production", version=3, by="ops")
-    store.rollback(game="tictactoe", alias="production", by="ops")
+    store.set_alias(game="tictactoe", alias="production", version=3, by="ops", pin=True)
+    store.rollback(game="tictactoe", alias="production", by="ops", pin=True)
+    store.release(game="tictactoe", by="ops")                # auto-promotion may move it again
     store.set_canary(game="tictactoe", version=4, weight=10, by="ops")
     store.rollout(game="tictactoe")                          # -> Rollout(aliases, weight, counter)
     store.load(game="tictactoe", version=3)                  # -> gameai.models.Model, verified
@@ -34,9 +35,15 @@ from typing import Any
 from gameai.models import CorruptModel, Model, load_model
 from gameai.models.info import now_iso
 from gameai.store import policy, scripts
-from gameai.store.errors import AliasRefused, InvalidArgument, StoreError, UnknownVersion
+from gameai.store.errors import (
+    AliasRefused,
+    InvalidArgument,
+    Pinned,
+    StoreError,
+    UnknownVersion,
+)
 from gameai.store.keys import Keys
-from gameai.store.records import AliasChange, Rollout, VersionRecord
+from gameai.store.records import AliasChange, Pin, Rollout, VersionRecord
 from gameai.store.subscription import Event, Subscription
 from gameai.store.urls import StoreUrl, as_bytes, as_text, connect, parse_store_url, redis_errors
 
@@ -59,6 +66,7 @@ class ModelStore:
         self._publish = self._redis.register_script(scripts.PUBLISH)
         self._change_alias = self._redis.register_script(scripts.CHANGE_ALIAS)
         self._delete = self._redis.register_script(scripts.DELETE_VERSIONS)
+        self._set_pin = self._redis.register_script(scripts.SET_PIN)
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "gameai", timeout: float = 2.0,
@@ -303,28 +311,39 @@ class ModelStore:
             pipe.hgetall(self.keys.aliases(game))
             pipe.get(self.keys.weight(game))
             pipe.get(self.keys.counter)
-            aliases, weight, counter = pipe.execute()
+            pipe.get(self.keys.pin(game))
+            aliases, weight, counter, pin = pipe.execute()
         return Rollout(game=game, aliases={as_text(a): int(v) for a, v in aliases.items()},
-                       canary_weight=int(weight or 0), counter=int(counter or 0))
+                       canary_weight=int(weight or 0), counter=int(counter or 0),
+                       pin=None if pin is None else Pin.from_json(game, pin))
 
-    def set_alias(self, *, game: str, alias: str, version: int, by: str) -> AliasChange:
+    def set_alias(self, *, game: str, alias: str, version: int, by: str, pin: bool = False,
+                  unless_pinned: bool = False) -> AliasChange:
         """Point ``alias`` at ``version`` (which must exist and verify); appends to history
         and emits an ``alias`` event. Raises ``UnknownVersion`` or ``AliasRefused`` (also
         when the stored bytes no longer match their sha256).
 
         Setting an alias to the version it already has changes nothing (no history entry,
-        no event) and returns a change with ``from == to``.
+        no event) and returns a change with ``from == to`` (but ``pin`` still pins).
+
+        Args:
+            pin: an operator's promotion of ``production``: pin it, in the same atomic
+                write, so automatic promotion holds off until :meth:`release`.
+            unless_pinned: an automatic promotion: refused with :class:`Pinned`, changing
+                nothing, while production is pinned (checked inside the write).
         """
         change = self._change(game=game, alias=policy.check_alias(alias), version=version,
-                              by=by, action="set")
+                              by=by, action="set", pin=pin, unless_pinned=unless_pinned)
         assert change is not None  # only an ``expect`` change can come back empty
         return change
 
-    def rollback(self, *, game: str, alias: str = "production", by: str) -> AliasChange:
+    def rollback(self, *, game: str, alias: str = "production", by: str,
+                 pin: bool = False) -> AliasChange:
         """Point ``alias`` back at its previous target in the history.
 
         Repeated rollbacks walk further back (1 -> 2 -> 3: rollbacks go to 2, then 1); see
-        :func:`gameai.store.policy.rollback_target`.
+        :func:`gameai.store.policy.rollback_target`. ``pin`` pins production there, as
+        :meth:`set_alias` does.
 
         Raises:
             AliasRefused: there is no earlier target, or it no longer verifies.
@@ -341,7 +360,7 @@ class ModelStore:
                 raise AliasRefused(f"{game} alias {alias!r} has no earlier version to roll back "
                                    f"to (it is at {current})")
             change = self._change(game=game, alias=alias, version=target, by=by,
-                                  action="rollback", expect=True, expected=current)
+                                  action="rollback", expect=True, expected=current, pin=pin)
             if change is not None:
                 return change
         raise StoreError(f"{game} alias {alias!r} kept changing during rollback; try again")
@@ -358,6 +377,52 @@ class ModelStore:
         self._change(game=game, alias="canary", version=version, by=by, action="canary",
                      weight=weight)
 
+    def pin(self, *, game: str, by: str) -> Pin:
+        """Pin ``production`` where it points now: automatic promotion holds off until
+        :meth:`release`. Recorded in the history (action ``pin``); emits a ``pin`` event.
+
+        Raises:
+            AliasRefused: the game has no production version to pin.
+        """
+        pinned = self._pin_change(game=game, by=by, pin=True)
+        assert pinned is not None
+        return pinned
+
+    def release(self, *, game: str, by: str) -> Pin | None:
+        """Release the pin on ``production`` so automatic promotion may move it again.
+        Returns the pin released, or ``None`` (changing nothing) if there was none.
+        Recorded in the history (action ``release``); emits a ``pin`` event."""
+        return self._pin_change(game=game, by=by, pin=False)
+
+    def pinned(self, *, game: str) -> Pin | None:
+        """The pin on ``production``, or ``None`` when auto-promotion may move it."""
+        policy.check_game(game)
+        with self._errors():
+            raw = self._redis.get(self.keys.pin(game))
+        return None if raw is None else Pin.from_json(game, raw)
+
+    def _pin_change(self, *, game: str, by: str, pin: bool) -> Pin | None:
+        policy.check_game(game)
+        by = policy.check_by(by)
+        at = now_iso()
+        action = "pin" if pin else "release"
+        record = Pin(game=game, version=None, at=at, by=by, action="pin")
+        k = self.keys
+        with self._errors():
+            status, had = self._set_pin(
+                keys=[k.pin(game), k.aliases(game), k.history(game), k.counter],
+                args=[json.dumps(record.to_json()) if pin else "",
+                      json.dumps({"alias": "production", "at": at, "by": by,
+                                  "action": action}),
+                      json.dumps({"game": game, "type": "pin", "alias": "production",
+                                  "pinned": pin, "at": at, "by": by, "action": action}),
+                      k.events])
+        if status == b"unset":
+            raise AliasRefused(f"{game} has no production version to pin")
+        if pin:
+            return self.pinned(game=game)
+        return None if status == b"none" else Pin.from_json(game, had)
+
     def history(self, *, game: str) -> list[AliasChange]:
         """Every alias change of ``game``, oldest first."""
         policy.check_game(game)
@@ -367,13 +432,17 @@ class ModelStore:
 
     def _change(self, *, game: str, alias: str, version: int | None, by: str, action: str,
                 weight: int | None = None, expect: bool = False,
-                expected: int | None = None) -> AliasChange | None:
+                expected: int | None = None, pin: bool = False,
+                unless_pinned: bool = False) -> AliasChange | None:
         """Move ``alias`` (and maybe the canary weight) with compare-and-set: read the
         current value, verify the target, then let the script write only if the alias still
         holds what was read. With ``expect``, returns ``None`` as soon as the alias is not
-        at ``expected`` (rollback then re-plans)."""
+        at ``expected`` (rollback then re-plans). ``pin`` and ``unless_pinned``: see
+        :meth:`set_alias`."""
         policy.check_game(game)
         by = policy.check_by(by)
+        if (pin or unless_pinned) and alias != "production":
+            raise AliasRefused(f"only production is pinned, not {alias!r}")
         if version is not None:
             version = int(version)
             try:
@@ -396,6 +465,8 @@ class ModelStore:
                                  at=at, by=by, action=action)
             moved = to != current
             if not moved and (weight is None or weight == state.canary_weight):
+                if pin and state.pin is None:  # an operator confirms production: pin it
+                    self._pin_change(game=game, by=by, pin=True)
                 return change
             event: dict[str, Any] = {"game": game, "type": "canary" if weight is not None
                                      else "alias", "alias": alias, "version": to, "at": at,
@@ -404,14 +475,21 @@ class ModelStore:
                 event["weight"] = weight
             if moved:
                 event["from"] = current
+            if pin:
+                event["pinned"] = True
             entry = json.dumps(change.to_json()) if moved else ""
+            pin_arg = "respect" if unless_pinned else ""
+            if pin:
+                pin_arg = json.dumps(Pin(game=game, version=to, at=at, by=by,
+                                         action=action).to_json())
             with self._errors():
                 status, detail = self._change_alias(
                     keys=[k.index(game), k.aliases(game), k.history(game), k.counter,
-                          k.weight(game)],
+                          k.weight(game), k.pin(game)],
                     args=[alias, "" if not moved else str(to),
                           "" if current is None else str(current), entry,
-                          "" if weight is None else str(weight), json.dumps(event), k.events])
+                          "" if weight is None else str(weight), json.dumps(event), k.events,
+                          pin_arg])
                 # a conflict whose newest history entry is ours: redis-py retried this very
                 # script after its reply was lost, so the change is done (never do it twice)
                 if status == b"ok" or (moved and status == b"conflict" and as_text(
@@ -419,6 +497,11 @@ class ModelStore:
                     return change
             if status == b"missing":
                 raise UnknownVersion(self._missing_message(game, int(detail)))
+            if status == b"pinned":
+                held = Pin.from_json(game, detail)
+                raise Pinned(f"{game} production is {held.describe()}; automatic promotion "
+                             f"holds off until it is released (gameai models release --game "
+                             f"{game})")
         raise StoreError(f"{game} alias {alias!r} kept changing; try again")
 
     # -- change notification -------------------------------------------------------------
