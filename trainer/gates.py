@@ -1,20 +1,31 @@
-"""Promotion gates and publishing: a candidate becomes ``production`` only if it is no worse.
+"""Promotion gates and publishing: a candidate replaces ``production`` only if it is better.
 
-The gates (issue 4): the candidate is unbeatable as X and as O (seed 003's exhaustive
-opponent finds no winning line; in a game won by one side, that side must win every line
-and the other is asked nothing), and its ``optimal_move_rate`` is not below the current
-production version's. A figure the evaluator had to omit cannot pass a gate that needs
-it, so a game too large for the exhaustive opponent is never auto-promoted.
+The gates (issues 4 and 12), in order:
+
+* unbeatable as X and as O: seed 003's exhaustive opponent finds no winning line (in a
+  game won by one side, that side must win every line and the other is asked nothing);
+* perfect where the solver can tell: ``optimal_move_rate`` 1.0 over every reachable
+  position (so a model that turns a forced win into a loss after an opponent's blunder
+  is never promoted);
+* better than production by :func:`measure` (unbeatable first, then the optimal-move rate,
+  then the loss rate against random play), and never over a production already
+  :func:`perfect`: nothing can beat that.
+
+A figure the evaluator had to omit cannot pass a gate that needs it, so a game too large
+for the exhaustive opponent is never auto-promoted. An operator's pin on production
+(:meth:`gameai.store.ModelStore.pin`) holds automatic promotion off, checked inside the
+store's write.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gameai.models import Model
-from gameai.store import ModelStore
-from trainer.evaluate import must_not_lose
+from gameai.store import ModelStore, Pinned
+from trainer.evaluate import must_not_lose, unbeatable
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,28 @@ class GateResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"passed": self.passed, "reasons": self.reasons}
+
+
+UNMEASURED = float("-inf")
+
+
+def perfect(report: dict[str, Any] | None) -> bool:
+    """Proven perfect by the solver: unbeatable, and every move optimal over every reachable
+    position. Nothing can be better, so a trainer facing such a model has nothing to do."""
+    return bool(report) and unbeatable(report or {}) \
+        and (report or {}).get("optimal_move_rate") == 1.0
+
+
+def measure(report: dict[str, Any]) -> tuple[float, ...]:
+    """The gates' order of models, best last: unbeatable, then the optimal-move rate, then
+    the loss rate against random play (negated). A figure that was not measured counts
+    as the worst."""
+    vs = report.get("vs_random") or {}
+    played = sum(sum(side.values()) for side in vs.values())
+    lost = sum(side.get("loss", 0) for side in vs.values())
+    rate = report.get("optimal_move_rate")
+    return (1.0 if unbeatable(report) else 0.0, UNMEASURED if rate is None else float(rate),
+            -lost / played if played else UNMEASURED)
 
 
 def check_gates(candidate: dict[str, Any], production: dict[str, Any] | None) -> GateResult:
@@ -42,14 +75,26 @@ def check_gates(candidate: dict[str, Any], production: dict[str, Any] | None) ->
         elif won and drawn != 0:
             reasons.append(f"draws {drawn:,} lines as {side}, which wins this game")
     ours = candidate.get("optimal_move_rate")
-    theirs = (production or {}).get("optimal_move_rate")
-    if theirs is not None:
-        if ours is None:
-            reasons.append("optimal_move_rate was not measured, production's was "
-                           f"{theirs:.4f}")
-        elif ours < theirs:
-            reasons.append(f"optimal_move_rate {ours:.4f} is below production's {theirs:.4f}")
+    if ours is not None and ours < 1.0:
+        positions = candidate.get("optimal_move_positions")
+        where = f" of {positions:,} positions" if positions else ""
+        reasons.append(f"optimal_move_rate {ours:.6f}{where} is below 1: where the solver "
+                       "can tell, only a perfect model is promoted")
+    if production is not None:
+        if perfect(production):
+            reasons.append("production is already perfect (unbeatable, every move optimal): "
+                           "nothing can beat it")
+        elif measure(candidate) <= measure(production):
+            reasons.append(f"not better than production: {_figures(candidate)} against "
+                           f"{_figures(production)}")
     return GateResult(not reasons, reasons)
+
+
+def _figures(report: dict[str, Any]) -> str:
+    won, rate, random_loss = measure(report)
+    return (f"unbeatable {'yes' if won else 'no'}, optimal_move_rate "
+            f"{'unmeasured' if rate == UNMEASURED else f'{rate:.6f}'}, loss rate against "
+            f"random play {'unmeasured' if random_loss == UNMEASURED else f'{-random_loss:.4f}'}")
 
 
 @dataclass(frozen=True)
@@ -58,17 +103,34 @@ class Published:
     promoted: bool
     gates: GateResult | None  # None with manual promotion
     production: int | None  # the production version after this publish
+    held: str | None = None  # the pin that held an automatic promotion off
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "promoted": self.promoted,
                 "gates": self.gates.to_json() if self.gates else None,
-                "production": self.production}
+                "production": self.production, "held": self.held}
+
+
+ProductionReport = Callable[[int], "dict[str, Any] | None"]
+"""The evaluation of a production version, by number (``None``: unknown)."""
+
+
+def stored_report(store: ModelStore, game: str) -> ProductionReport:
+    """Production's evaluation as stored with it (what ``gameai train --store`` uses; the
+    worker evaluates production itself, so a report made by an older evaluator cannot
+    mislead it)."""
+    def report(version: int) -> dict[str, Any] | None:
+        record = store.version(game=game, version=version)
+        return record.evaluation if record else None
+    return report
 
 
 def publish(store: ModelStore, model: Model, *, by: str, promote: str = "manual",
-            token: str | None = None) -> Published:
+            token: str | None = None,
+            production_report: ProductionReport | None = None) -> Published:
     """Publish ``model`` (its evaluation is in its metadata) and, with ``promote="auto"``,
-    point ``production`` at it when the gates pass against the current production.
+    point ``production`` at it when the gates pass against the current production (judged
+    by ``production_report``, default the stored evaluation) and no operator has pinned it.
 
     ``token`` makes a retried publish idempotent (see :meth:`ModelStore.publish`).
 
@@ -83,12 +145,27 @@ def publish(store: ModelStore, model: Model, *, by: str, promote: str = "manual"
         return Published(record.version, False, None, production)
     if production == record.version:  # a retried publish that was promoted already
         return Published(record.version, True, GateResult(True), production)
-    current = store.version(game=game, version=production) if production is not None else None
-    gates = check_gates(model.info.evaluation, current.evaluation if current else None)
-    if gates.passed:
-        store.set_alias(game=game, alias="production", version=record.version, by=by)
-        production = record.version
-    return Published(record.version, gates.passed, gates, production)
+    return promote_version(store, game=game, version=record.version,
+                           report=model.info.evaluation, by=by,
+                           production_report=production_report)
+
+
+def promote_version(store: ModelStore, *, game: str, version: int, report: dict[str, Any],
+                    by: str, production_report: ProductionReport | None = None) -> Published:
+    """Point ``production`` at the published ``version`` (evaluated as ``report``) if the
+    gates pass against the current production and it is not pinned."""
+    production = store.rollout(game=game).production
+    judge = production_report or stored_report(store, game)
+    current = judge(production) if production is not None else None
+    gates = check_gates(report, current)
+    if not gates.passed:
+        return Published(version, False, gates, production)
+    try:
+        store.set_alias(game=game, alias="production", version=version, by=by,
+                        unless_pinned=True)
+    except Pinned as e:
+        return Published(version, False, gates, production, held=str(e))
+    return Published(version, True, gates, version)
 
 
 def who() -> str:

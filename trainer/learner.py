@@ -111,6 +111,7 @@ class Learner(abc.ABC):
         self.spec: Spec = make_spec(game)
         self.rng = seed_state(seed)
         self.games_played = 0
+        self.training_seconds = 0.0  # self-play time behind the values, a parent's included
         self.parent_version: int | None = None
         self.table = self._new_table()
 
@@ -136,8 +137,11 @@ class Learner(abc.ABC):
             if done >= games:
                 break
         self.games_played += games
+        seconds = time.perf_counter() - started
+        if games:  # play(0) only compiles
+            self.training_seconds += seconds
         return RoundStats(games, int(stats[0]), int(stats[1]), int(stats[2]), int(stats[3]),
-                          time.perf_counter() - started)
+                          seconds)
 
     @abc.abstractmethod
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
@@ -158,11 +162,14 @@ class Learner(abc.ABC):
         """Start from ``model``'s values (a published version) instead of from nothing."""
 
     def info(self, **extra: Any) -> ModelInfo:
-        """Metadata for an exported model: algorithm, parameters, seed, games played."""
-        return ModelInfo(game=self.game.name, algorithm=self.algorithm,
-                         params=self.params.to_json(), seed=self.seed,
-                         games_played=self.games_played, parent_version=self.parent_version,
-                         **extra)
+        """Metadata for an exported model: algorithm, parameters, seed, games played, the
+        self-play time behind it and the version it descends from (``extra`` overrides)."""
+        fields: dict[str, Any] = {
+            "params": self.params.to_json(), "seed": self.seed,
+            "games_played": self.games_played,
+            "training_seconds": round(self.training_seconds, 3),
+            "parent_version": self.parent_version, **extra}
+        return ModelInfo(game=self.game.name, algorithm=self.algorithm, **fields)
 
     def table_model(self, keys: np.ndarray, rows: np.ndarray, info: ModelInfo | None) -> Model:
         """A :class:`TableModel` of canonical ``keys`` and ``rows``, dropping empty rows."""

@@ -40,6 +40,18 @@ class TrainerMetrics:
                                    "of the last publish", ["game"], registry=registry).labels(game)
         self._store_up = Gauge("gameai_trainer_store_up", "1 while the store answers",
                                registry=registry)
+        self._idle = Gauge("gameai_trainer_idle", "1 while the best model known is proven "
+                           "perfect and the trainer waits, training nothing", ["game"],
+                           registry=registry).labels(game)
+        self._pinned = Gauge("gameai_trainer_production_pinned", "1 while an operator's pin "
+                             "holds automatic promotion off", ["game"],
+                             registry=registry).labels(game)
+        self._candidates = Counter("gameai_trainer_candidates", "candidates evaluated, by "
+                                   "what became of them (kept for publishing, or not_better "
+                                   "than the best model known)", ["game", "result"],
+                                   registry=registry)
+        for result in ("kept", "not_better"):
+            self._candidates.labels(game, result)
         self.game, self.algorithm = game, algorithm
 
     def played(self, games: int, games_per_second: float, exploration: float) -> None:
@@ -57,11 +69,21 @@ class TrainerMetrics:
             if value is not None:
                 self._evaluation.labels(self.game, self.algorithm, name).set(value)
 
-    def published(self, *, promoted: bool) -> None:
+    def published(self) -> None:
         self._published.inc()
-        if promoted:
-            self._promoted.inc()
         self._last_publish.set(time.time())
+
+    def promoted(self) -> None:
+        self._promoted.inc()
+
+    def candidate(self, result: str) -> None:
+        self._candidates.labels(self.game, result).inc()
+
+    def idle(self, idle: bool) -> None:
+        self._idle.set(1 if idle else 0)
+
+    def pinned(self, pinned: bool) -> None:
+        self._pinned.set(1 if pinned else 0)
 
     def publish_failed(self) -> None:
         self._failures.inc()

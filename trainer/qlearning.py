@@ -30,7 +30,16 @@ from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, expand, pool_images, table_children
 from trainer.learner import Learner, Params, require
-from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
+from trainer.selfplay import (
+    Spec,
+    child_raw,
+    completes_line,
+    greedy,
+    list_moves,
+    place,
+    random_opening,
+    uniform,
+)
 from trainer.table import Table, find, insert
 from trainer.td import annealed
 
@@ -46,6 +55,7 @@ class QParams(Params):
     epsilon_end: float = 0.05
     epsilon_halflife: float = 3000.0
     opponent: str = "self"  # or "random"
+    exploring_starts: float = 0.5
 
     def check(self) -> None:
         require(0 < self.gamma <= 1, "gamma", "in (0, 1]")
@@ -55,6 +65,7 @@ class QParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
         require(self.opponent in ("self", "random"), "opponent", "self or random")
+        require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
 
     def to_value(self, v: np.ndarray) -> np.ndarray:
         """State value -> model value: loss -> -1, draw -> 0, win -> 1, monotone."""
@@ -83,7 +94,7 @@ class QLearner(Learner):
         p = self.params
         rewards = np.array([p.win, p.draw, p.loss, p.step, p.gamma, p.epsilon_start,
                             p.epsilon_end, p.epsilon_halflife,
-                            1.0 if p.opponent == "random" else 0.0])
+                            1.0 if p.opponent == "random" else 0.0, p.exploring_starts])
         t = self.table
         _q_games(self.spec, t.keys, t.used, t.columns["v"], t.columns["n"], self.rng, games,
                  played, rewards, stats)
@@ -146,11 +157,12 @@ def _q_games(spec: Spec, keys: np.ndarray, used: np.ndarray, V: np.ndarray, N: n
         o = np.uint64(0)
         key = np.uint64(0)
         s = insert(keys, used, key)
+        opening = random_opening(rng, p[9], cells)
         for ply in range(cells):
             mover = ply & 1
             mine = x if mover == 0 else o
             n = list_moves(spec, x | o, moves)
-            if (random_opponent and mover != agent) or uniform(rng) < epsilon:
+            if ply < opening or (random_opponent and mover != agent) or uniform(rng) < epsilon:
                 pick = min(int(uniform(rng) * n), n - 1)
             else:
                 for j in range(n):

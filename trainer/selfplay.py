@@ -94,6 +94,18 @@ def below(rng: U64, n: int) -> int:
     return min(int(uniform(rng) * n), n - 1)
 
 
+@nb.njit(cache=True)
+def random_opening(rng: U64, share: float, cells: int) -> int:
+    """Exploring starts: with probability ``share`` a game opens with a uniformly random
+    number (0 to ``cells - 2``) of uniformly random moves, so that every reachable position
+    is met now and then, not only those the learners' own play leads to (the positions
+    after an opponent's blunder, say); else 0. No random number is drawn when ``share`` is
+    0, so a learner without exploring starts plays the games it always played."""
+    if share > 0.0 and uniform(rng) < share:
+        return below(rng, cells - 1)
+    return 0
+
+
 def seed_state(seed: int) -> U64:
     """A generator state for ``seed`` (any integer; equal seeds give equal streams)."""
     return np.array([np.uint64(seed % (1 << 64))], dtype=np.uint64)

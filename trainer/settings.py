@@ -5,6 +5,7 @@ with a message naming the setting and its flag."""
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,6 +36,8 @@ class WorkerSettings:
     from_version: str | None = None
     resume: bool = False  # warm-start from production when the store has one
     promote: str = "auto"
+    publish: str = "better"  # or "every": every candidate, better or not
+    eval_share: float = 0.1  # of the worker's time spent evaluating, at most
     seed: int = 0
     params: dict[str, str] = field(default_factory=dict)
     max_games: int | None = None
@@ -82,7 +85,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         publish_min_seconds=_seconds(flags.get("publish_min_seconds")),
         metrics_port=port, host=host, from_version=flags.get("from_version"),
         resume=bool(flags.get("resume")),
-        promote=flags.get("promote") or "auto", seed=int(flags.get("seed") or 0),
+        promote=flags.get("promote") or "auto", publish=flags.get("publish") or "better",
+        eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level)
 
@@ -97,6 +101,22 @@ def _int(flag: Any, variable: str | None, default: int, name: str, low: int, hig
         raise SettingsError(f"{name}: must be a whole number, got {raw!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name}: must be between {low} and {high}, got {value}")
+    return value
+
+
+def _seed(raw: Any) -> int:
+    """``--seed``, or a fresh random one: a trainer started without one (``gameai up``,
+    Compose) must not replay the same games after every restart, and the seed it drew is
+    recorded in every version it publishes."""
+    return int(raw) if raw is not None else secrets.randbelow(2**31)
+
+
+def _share(raw: Any) -> float:
+    if raw is None:
+        return 0.1
+    value = float(raw)
+    if not 0 < value <= 1:
+        raise SettingsError(f"--eval-share: must be above 0 and at most 1, got {value:g}")
     return value
 
 

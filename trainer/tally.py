@@ -29,7 +29,16 @@ import numpy as np
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, pool_images
 from trainer.learner import Learner, Params, require
-from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
+from trainer.selfplay import (
+    Spec,
+    child_raw,
+    completes_line,
+    greedy,
+    list_moves,
+    place,
+    random_opening,
+    uniform,
+)
 from trainer.table import Table, insert
 
 WIN, DRAW, LOSS = 100.0, 10.0, -1.0  # seed 000's weights
@@ -43,6 +52,7 @@ class TallyParams(Params):
     partner_explore: float = 0.5
     swap_every: int = 100
     credit: str = "greedy"  # or "all"
+    exploring_starts: float = 0.5
 
     def check(self) -> None:
         require(self.length_base >= 1, "length_base", "at least 1")
@@ -51,6 +61,7 @@ class TallyParams(Params):
         require(0 <= self.partner_explore <= 1, "partner_explore", "between 0 and 1")
         require(self.swap_every >= 1, "swap_every", "at least 1")
         require(self.credit in ("greedy", "all"), "credit", "greedy or all")
+        require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
 
 
 def score_to_value(score: np.ndarray) -> np.ndarray:
@@ -82,7 +93,8 @@ class TallyLearner(Learner):
         _tally_games(self.spec, t.keys, t.used, t.columns["t"], t.columns["n"], self.rng,
                      games, played, np.array([p.length_base, p.explore_c, p.explore_min,
                                               p.partner_explore, p.swap_every,
-                                              1.0 if p.credit == "greedy" else 0.0]), stats)
+                                              1.0 if p.credit == "greedy" else 0.0,
+                                              p.exploring_starts]), stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
         slots = self.table.slots()
@@ -140,6 +152,7 @@ def _tally_games(spec: Spec, keys: np.ndarray, used: np.ndarray, T: np.ndarray,
         winner = -1
         last = 0
         first_credited = 0
+        opening = random_opening(rng, p[6], cells)
         for ply in range(cells):
             mover = ply & 1
             n = list_moves(spec, x | o, moves)
@@ -148,7 +161,7 @@ def _tally_games(spec: Spec, keys: np.ndarray, used: np.ndarray, T: np.ndarray,
             level = max(explore_min, explore_c / (explore_c + N[s]))
             if mover != explorer:
                 level *= partner
-            if uniform(rng) < level:
+            if ply < opening or uniform(rng) < level:  # an exploring start, or exploration
                 pick = min(int(uniform(rng) * n), n - 1)
                 if greedy_credit:
                     first_credited = ply

@@ -35,12 +35,14 @@ from trainer.export import boards_of, expand, table_children
 from trainer.learner import Learner, Params, require
 from trainer.selfplay import (
     Spec,
+    below,
     child_canonical,
     completes_line,
     greedy,
     list_moves,
     place,
     play_keys,
+    random_opening,
     reset_keys,
     uniform,
 )
@@ -62,6 +64,7 @@ class TdParams(Params):
     epsilon_start: float = 0.3
     epsilon_end: float = 0.02
     epsilon_halflife: float = 2000.0
+    exploring_starts: float = 0.5
 
     def check(self) -> None:
         require(0 < self.alpha0 <= 1, "alpha0", "in (0, 1]")
@@ -74,6 +77,7 @@ class TdParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.tau_halflife > 0, "tau_halflife", "positive")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
+        require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
 
 
 def annealed(start: float, end: float, halflife: float, games: float) -> float:
@@ -105,7 +109,8 @@ class TdLearner(Learner):
         alpha = np.array([p.alpha0, p.alpha_power, p.alpha_min, p.draw_value])
         t = self.table
         _td_games(self.spec, t.keys, t.used, t.columns["v"], t.columns["n"], self.rng, games,
-                  played, _BOLTZMANN if boltz else _EPSILON, schedule, alpha, stats)
+                  played, _BOLTZMANN if boltz else _EPSILON, schedule, alpha,
+                  p.exploring_starts, stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
         keys, kids, found = table_children(self.game, self.table, canonical=True)
@@ -146,7 +151,7 @@ def _model_afterstates(model: Model) -> tuple[U64, np.ndarray]:
 @nb.njit(cache=True)
 def _td_games(spec: Spec, keys: U64, used: np.ndarray, V: np.ndarray, N: np.ndarray,
               rng: U64, games: int, played: int, mode: int, schedule: np.ndarray,
-              alpha: np.ndarray, stats: np.ndarray) -> None:
+              alpha: np.ndarray, starts: float, stats: np.ndarray) -> None:
     cells = spec.cells
     sym_keys = np.zeros(spec.pow3.shape[0], dtype=np.uint64)
     moves = np.empty(cells, dtype=np.int64)
@@ -162,40 +167,44 @@ def _td_games(spec: Spec, keys: U64, used: np.ndarray, V: np.ndarray, N: np.ndar
         o = np.uint64(0)
         winner = -1
         last = 0
+        opening = random_opening(rng, starts, cells)
         for ply in range(cells):
             mover = ply & 1
             mine = x if mover == 0 else o
             n = list_moves(spec, x | o, moves)
-            best = -1.0
-            for j in range(n):
-                bit = np.uint64(1) << np.uint64(moves[j])
-                if completes_line(spec, mine | bit, moves[j]):
-                    vals[j] = 1.0
-                elif (x | o | bit) == spec.full:
-                    vals[j] = draw
-                else:
-                    s = find(keys, child_canonical(spec, sym_keys, moves[j], mover))
-                    vals[j] = V[s] if s >= 0 else 0.5
-                best = max(best, vals[j])
-            pick = -1
-            random_move[ply] = False
-            if mode == 0:  # Boltzmann: P(move) ~ exp(V / tau)
-                total = 0.0
-                for j in range(n):
-                    weights[j] = np.exp((vals[j] - best) / level)
-                    total += weights[j]
-                r = uniform(rng) * total
-                pick = n - 1
-                for j in range(n):
-                    r -= weights[j]
-                    if r < 0.0:
-                        pick = j
-                        break
-            elif uniform(rng) < level:  # epsilon: a random move
-                pick = min(int(uniform(rng) * n), n - 1)
-                random_move[ply] = vals[pick] < best
+            random_move[ply] = ply < opening  # an exploring start's move is not the policy's
+            if ply < opening:
+                pick = below(rng, n)
             else:
-                pick = greedy(vals, n, rng)
+                best = -1.0
+                for j in range(n):
+                    bit = np.uint64(1) << np.uint64(moves[j])
+                    if completes_line(spec, mine | bit, moves[j]):
+                        vals[j] = 1.0
+                    elif (x | o | bit) == spec.full:
+                        vals[j] = draw
+                    else:
+                        s = find(keys, child_canonical(spec, sym_keys, moves[j], mover))
+                        vals[j] = V[s] if s >= 0 else 0.5
+                    best = max(best, vals[j])
+                pick = -1
+                if mode == 0:  # Boltzmann: P(move) ~ exp(V / tau)
+                    total = 0.0
+                    for j in range(n):
+                        weights[j] = np.exp((vals[j] - best) / level)
+                        total += weights[j]
+                    r = uniform(rng) * total
+                    pick = n - 1
+                    for j in range(n):
+                        r -= weights[j]
+                        if r < 0.0:
+                            pick = j
+                            break
+                elif uniform(rng) < level:  # epsilon: a random move
+                    pick = min(int(uniform(rng) * n), n - 1)
+                    random_move[ply] = vals[pick] < best
+                else:
+                    pick = greedy(vals, n, rng)
             cell = moves[pick]
             x, o = place(x, o, mover, cell)
             last = ply

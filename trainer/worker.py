@@ -1,10 +1,18 @@
 """``gameai trainer``: the long-running worker that learns, publishes and promotes.
 
 It trains in short rounds of self-play (a fraction of a second each). Every
-``publish_every`` games (and at most once per ``publish_min_seconds``, so a fast game does
-not flood the store with versions) it exports the model, evaluates it and publishes it as
-a candidate with the evaluation in its metadata; with ``--promote auto`` the candidate becomes
-``production`` when the gates pass (:mod:`trainer.gates`).
+``publish_every`` games, while evaluation stays within ``eval_share`` of its time, it
+exports the model and evaluates it. A candidate is published only when it passes the gates
+against the best model known (:mod:`trainer.gates`: unbeatable, perfect where the solver
+can tell, better than production), or every time with ``--publish every``; with
+``--promote auto`` it then becomes ``production`` unless an operator has pinned
+production. At most one version goes out per ``publish_min_seconds``.
+
+When the best model known is proven perfect (production's, or one this worker published
+and a pin held back), nothing is left to learn: the worker idles, using no CPU and
+publishing nothing, and says so in its log, in ``gameai_trainer_idle`` and on
+``/healthz``. It looks at the store every couple of seconds and resumes when production
+changes or a pin is released (and promotes its own better version once the pin is gone).
 
 Store outages: a candidate that cannot be published is kept and retried with backoff
 (1 s doubling to 30 s) while training goes on; a newer candidate replaces it, since it
@@ -12,8 +20,9 @@ holds everything the older one learned. Each candidate carries its own publish t
 retry after a lost reply never publishes twice. Nothing is lost: the learner lives in
 memory and every game played ends up in the next version that gets through.
 
-SIGTERM (or Ctrl-C): the round in progress finishes, a candidate still being evaluated is
-dropped, a publish in flight completes (it is atomic), and the process exits 0.
+SIGTERM (or Ctrl-C): the round in progress finishes, a candidate (or production) still
+being evaluated is dropped, a publish in flight completes (it is atomic), and the process
+exits 0.
 """
 
 from __future__ import annotations
@@ -29,8 +38,10 @@ from typing import Any
 from gameai.models import Model
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from trainer.evaluate import evaluate
+from trainer.gates import check_gates, promote_version, publish
 from trainer.learner import Learner
 from trainer.metrics import MetricsServer, TrainerMetrics
+from trainer.production import Own, ProductionView
 from trainer.settings import SettingsError, WorkerSettings
 from trainer.training import opening_values, with_evaluation
 
@@ -39,6 +50,7 @@ ROUND_SECONDS = 0.25  # self-play between checks of the stop flag and the retry 
 RETRY_FIRST, RETRY_MAX = 1.0, 30.0
 STALL_SECONDS = 600.0  # /healthz turns 503 if the loop has not come round for this long
 PING_SECONDS = 5.0  # how often a background thread checks the store for store_up
+IDLE_POLL = 2.0  # seconds between looks at the store while idle
 
 
 class _Stopping(Exception):
@@ -49,6 +61,10 @@ class _Stopping(Exception):
 class _Candidate:
     model: Model
     token: str
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return self.model.info.evaluation
 
 
 class Worker:
@@ -62,11 +78,15 @@ class Worker:
         self.heartbeat = time.monotonic()
         self.pending: _Candidate | None = None
         self.published: list[int] = []
+        self.idle = False
+        self.view = ProductionView(store, settings.game.name, evaluate=self._evaluate)
         self._start = learner.games_played  # a warm start resumes the parent's count
         self._abortable = False
         self._retry_at = 0.0
         self._backoff = RETRY_FIRST
-        self._last_candidate = -float("inf")
+        self._last_publish = -float("inf")
+        self._play_seconds = 0.0
+        self._eval_seconds = 0.0
 
     @property
     def played(self) -> int:
@@ -74,7 +94,7 @@ class Worker:
         return self.learner.games_played - self._start
 
     def request_stop(self, *_: object) -> None:
-        """The signal handler: finish the round; drop a candidate still being evaluated."""
+        """The signal handler: finish the round; drop an evaluation in progress."""
         self.stop.set()
         if self._abortable:
             raise _Stopping
@@ -100,13 +120,29 @@ class Worker:
         if time.monotonic() - self.heartbeat > STALL_SECONDS:
             return None
         return {"status": "ok", "games": self.learner.games_played,
-                "pending_publish": self.pending is not None}
+                "pending_publish": self.pending is not None, "idle": self.idle,
+                "production_pinned": self.view.pin is not None}
 
     def run(self) -> None:
+        try:
+            self._run()
+        except _Stopping:
+            log.info("stopping: the evaluation in progress is dropped")
+        log.info("stopped after %d games; published versions %s", self.learner.games_played,
+                 self.published or "none")
+
+    def _run(self) -> None:
         s = self.settings
         since, chunk = 0, 200
+        self._look()  # a perfect production means idle before a single game
         while not self.stop.is_set():
             self.heartbeat = time.monotonic()
+            if self.idle:
+                if s.max_games is not None and self.pending is None:
+                    log.info("idle with --max-games: nothing left to learn, stopping")
+                    break
+                self._idle_round()
+                continue
             left = s.max_games - self.played if s.max_games is not None else chunk
             if left <= 0:
                 if self.pending is None:
@@ -115,33 +151,96 @@ class Worker:
                 continue
             stats = self.learner.play(max(1, min(chunk, left, s.publish_every - since)))
             since += stats.games
+            self._play_seconds += stats.seconds
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
             chunk = _next_chunk(chunk, stats.seconds)
             finished = s.max_games is not None and self.played >= s.max_games
-            due = time.monotonic() - self._last_candidate >= s.publish_min_seconds
-            if (since >= s.publish_every and due) or finished:
+            if (since >= s.publish_every and self._evaluation_due()) or finished:
                 since = 0
-                self._last_candidate = time.monotonic()
-                try:
-                    self.pending = self._candidate()
-                except _Stopping:
-                    log.info("stopping: the candidate being evaluated is dropped")
-                    break
-                self._retry_at, self._backoff = 0.0, RETRY_FIRST
-            if self.pending is not None and time.monotonic() >= self._retry_at:
-                self._publish()
-        log.info("stopped after %d games; published versions %s", self.learner.games_played,
-                 self.published or "none")
+                self._look()
+                if not self.idle:
+                    self._consider(self._candidate())
+            self._publish_if_due()
 
-    def _candidate(self) -> _Candidate:
+    def _evaluation_due(self) -> bool:
+        """Whether evaluating now keeps evaluation (candidates and production) within
+        ``eval_share`` of the worker's time; the first evaluation is always due."""
+        share = self.settings.eval_share
+        return self._eval_seconds <= share / (1 - share) * self._play_seconds \
+            if share < 1 else True
+
+    def _evaluate(self, model: Model) -> dict[str, Any]:
+        """The evaluator's report on ``model``; abortable by SIGTERM, and timed for the
+        evaluation budget."""
+        started = time.perf_counter()
         self._abortable = True
         try:
-            model = self.learner.export()
-            report = evaluate(model, seed=self.learner.seed)
-            model = with_evaluation(
-                lambda r: self.learner.export(self.learner.info(evaluation=r)), report)
+            return evaluate(model, seed=self.learner.seed)
         finally:
             self._abortable = False
+            self._eval_seconds += time.perf_counter() - started
+
+    def _look(self) -> None:
+        """Refresh the view of production; on a change, promote our own better version if
+        a pin held it back, and decide whether anything is left to learn."""
+        try:
+            changed = self.view.look()
+        except StoreUnavailable as e:
+            self.metrics.store_up(False)
+            log.debug("cannot look at production: %s", e)
+            return
+        self.metrics.pinned(self.view.pin is not None)
+        if not changed:
+            return
+        if self.view.pin is not None:
+            log.info("production %s version %s is %s: automatic promotion holds off until "
+                     "it is released", self.settings.game.name, self.view.production,
+                     self.view.pin.describe())
+        own = self.view.own
+        if (self.settings.promote == "auto" and own is not None and self.view.pin is None
+                and self.view.production != own.version):
+            self._promote_own(own)
+        self._update_idle()
+
+    def _promote_own(self, own: Own) -> None:
+        try:
+            done = promote_version(self.store, game=self.settings.game.name,
+                                   version=own.version, report=own.report, by=self.by,
+                                   production_report=self.view.report_of)
+        except StoreError as e:
+            log.warning("cannot promote version %d now: %s", own.version, e)
+            return
+        if done.promoted:
+            self.metrics.promoted()
+            self.view.production = own.version
+            log.info("promoted %s version %d, held back until now", self.settings.game.name,
+                     own.version)
+
+    def _update_idle(self) -> None:
+        pending = self.pending.report if self.pending else None
+        idle = self.view.perfect(pending)
+        if idle != self.idle:
+            if idle:
+                log.info("idle: %s; nothing left to learn, so no training and no versions "
+                         "until production changes, a pin is released or the trainer is "
+                         "restarted with other settings", self.view.describe_perfect(pending))
+            else:
+                log.info("resuming training: production is now version %s, not perfect",
+                         self.view.production)
+        self.idle = idle
+        self.metrics.idle(idle)
+
+    def _idle_round(self) -> None:
+        self._publish_if_due()
+        if self.stop.wait(IDLE_POLL):
+            return
+        self._look()
+
+    def _candidate(self) -> _Candidate:
+        model = self.learner.export()
+        report = self._evaluate(model)
+        model = with_evaluation(
+            lambda r: self.learner.export(self.learner.info(evaluation=r)), report)
         self.metrics.evaluated(report)
         log.info("candidate after %d games: losses X %s O %s, optimal %s, opening %s",
                  self.learner.games_played, report.get("losses_as_x"),
@@ -149,13 +248,32 @@ class Worker:
                  [None if v is None else round(v, 3) for v in opening_values(model)])
         return _Candidate(model, uuid.uuid4().hex)
 
-    def _publish(self) -> None:
-        from trainer.gates import publish
+    def _consider(self, candidate: _Candidate) -> None:
+        """Keep ``candidate`` for publishing if it clears the bar (or every candidate goes
+        out, with ``--publish every``); else drop it and say why."""
+        if self.settings.publish != "every":
+            gates = check_gates(candidate.report, self.view.bar())
+            if not gates.passed:
+                self.metrics.candidate("not_better")
+                log.info("candidate not published: %s", "; ".join(gates.reasons))
+                return
+        self.metrics.candidate("kept")
+        self.pending = candidate
+        self._retry_at, self._backoff = 0.0, RETRY_FIRST
+        self._update_idle()
 
+    def _publish_if_due(self) -> None:
+        now = time.monotonic()
+        if (self.pending is not None and now >= self._retry_at
+                and now - self._last_publish >= self.settings.publish_min_seconds):
+            self._publish()
+
+    def _publish(self) -> None:
         assert self.pending is not None
         try:
             done = publish(self.store, self.pending.model, by=self.by,
-                           promote=self.settings.promote, token=self.pending.token)
+                           promote=self.settings.promote, token=self.pending.token,
+                           production_report=self.view.report_of)
         except StoreUnavailable as e:
             self.metrics.publish_failed()
             self.metrics.store_up(False)
@@ -170,13 +288,21 @@ class Worker:
             log.error("the store refused the candidate: %s", e)
             return
         self.metrics.store_up(True)
-        self.metrics.published(promoted=done.promoted)
+        self.metrics.published()
+        if done.promoted:
+            self.metrics.promoted()
+            self.view.production = done.version
         self.published.append(done.version)
+        self.view.own = Own(done.version, self.pending.report)
+        self.learner.parent_version = done.version  # what the next candidate grows from
+        self._last_publish = time.monotonic()
         self.pending = None
         gates = "" if done.gates is None else (
             "; promoted to production" if done.promoted
+            else f"; not promoted: {done.held}" if done.held
             else f"; not promoted: {'; '.join(done.gates.reasons)}")
         log.info("published %s version %d%s", self.settings.game.name, done.version, gates)
+        self._update_idle()
 
     def _retry_or_wait(self) -> None:
         if time.monotonic() >= self._retry_at:

@@ -50,11 +50,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     action("list", "versions, aliases and canary weight of a game")
     action("show", "one version's metadata and evaluation").add_argument(
         "--version", required=True, help="a number, an alias or 'latest'")
-    a = action("promote", "point an alias (production) at a version", audited=True)
+    a = action("promote", "point an alias (production) at a version; production is then "
+               "pinned: the trainer's auto-promotion holds off until 'release'", audited=True)
     a.add_argument("--version", required=True, help="a number, an alias or 'latest'")
     a.add_argument("--alias", default="production")
-    action("rollback", "point an alias back at its previous version", audited=True) \
-        .add_argument("--alias", default="production")
+    a.add_argument("--no-pin", action="store_true", help="leave production unpinned")
+    a = action("rollback", "point an alias back at its previous version; production is then "
+               "pinned, as by promote", audited=True)
+    a.add_argument("--alias", default="production")
+    a.add_argument("--no-pin", action="store_true", help="leave production unpinned")
+    action("pin", "pin production where it is: auto-promotion holds off", audited=True)
+    action("release", "release the pin on production: auto-promotion may move it again",
+           audited=True)
     a = action("canary", "send a share of traffic to a canary version", audited=True)
     a.add_argument("--version", help="the canary version (default: keep the current one)")
     a.add_argument("--weight", type=int, required=True, help="percent of traffic, 0-100")
@@ -117,11 +124,15 @@ def _list(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     versions, rollout = store.versions(game=game), store.rollout(game=game)
     if args.json:
         _print_json({"game": game, "versions": [r.to_json() for r in versions],
-                     "aliases": rollout.aliases, "canary_weight": rollout.canary_weight})
+                     "aliases": rollout.aliases, "canary_weight": rollout.canary_weight,
+                     "pin": rollout.pin.to_json() if rollout.pin else None})
         return
     print(f"{game} in {store.url}: {len(versions)} version(s)")
     aliases = ", ".join(f"{a} -> {v}" for a, v in sorted(rollout.aliases.items())) or "none"
     print(f"aliases: {aliases}; canary weight {rollout.canary_weight}%")
+    print(f"production {rollout.pin.describe()}; auto-promotion holds off until "
+          f"'gameai models release --game {game}'" if rollout.pin
+          else "production not pinned: the trainer may promote a better version")
     if versions:
         print(f"{'version':>7}  {'kind':<5}  {'algorithm':<10}  {'games':>10}  "
               f"{'created':<20}  {'sha256':<12}  evaluation")
@@ -151,13 +162,38 @@ def _show(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 def _promote(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     version = store.require(game=game, ref=args.version).version
-    change = store.set_alias(game=game, alias=args.alias, version=version, by=_by(args))
-    _print_change(game, change.to_json(), args)
+    change = store.set_alias(game=game, alias=args.alias, version=version, by=_by(args),
+                             pin=_pins(args))
+    _print_change(game, change.to_json(), args, pinned=_pins(args))
 
 
 def _rollback(store: ModelStore, game: str, args: argparse.Namespace) -> None:
-    change = store.rollback(game=game, alias=args.alias, by=_by(args))
-    _print_change(game, change.to_json(), args)
+    change = store.rollback(game=game, alias=args.alias, by=_by(args), pin=_pins(args))
+    _print_change(game, change.to_json(), args, pinned=_pins(args))
+
+
+def _pins(args: argparse.Namespace) -> bool:
+    """An operator's move of production pins it (unless ``--no-pin``)."""
+    return args.alias == "production" and not args.no_pin
+
+
+def _pin(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    pin = store.pin(game=game, by=_by(args))
+    if args.json:
+        _print_json({"game": game, "pin": pin.to_json()})
+    else:
+        print(f"{game} production {pin.describe()}; auto-promotion holds off until released")
+
+
+def _release(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    pin = store.release(game=game, by=_by(args))
+    if args.json:
+        _print_json({"game": game, "released": pin.to_json() if pin else None})
+    elif pin is None:
+        print(f"{game} production was not pinned: nothing changed")
+    else:
+        print(f"{game} production released (it was {pin.describe()}); the trainer may "
+              "promote a better version again")
 
 
 def _canary(store: ModelStore, game: str, args: argparse.Namespace) -> None:
@@ -235,8 +271,8 @@ def _gc(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 
 ACTIONS = {"list": _list, "show": _show, "promote": _promote, "rollback": _rollback,
-           "canary": _canary, "history": _history, "export": _export, "import": _import,
-           "gc": _gc}
+           "pin": _pin, "release": _release, "canary": _canary, "history": _history,
+           "export": _export, "import": _import, "gc": _gc}
 
 
 def _by(args: argparse.Namespace) -> str:
@@ -249,13 +285,16 @@ def _by(args: argparse.Namespace) -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def _print_change(game: str, change: dict[str, Any], args: argparse.Namespace) -> None:
+def _print_change(game: str, change: dict[str, Any], args: argparse.Namespace, *,
+                  pinned: bool = False) -> None:
+    held = " (pinned: auto-promotion holds off until 'gameai models release')" if pinned \
+        else ""
     if args.json:
-        _print_json({"game": game, **change})
+        _print_json({"game": game, **change, **({"pinned": True} if pinned else {})})
     elif change["from"] == change["to"]:
-        print(f"{game} {change['alias']} already at version {change['to']}: nothing changed")
+        print(f"{game} {change['alias']} already at version {change['to']}{held}")
     else:
-        print(f"{game} {change['alias']}: {_v(change['from'])} -> {_v(change['to'])}")
+        print(f"{game} {change['alias']}: {_v(change['from'])} -> {_v(change['to'])}{held}")
 
 
 def _print_json(data: Any) -> None:

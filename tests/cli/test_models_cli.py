@@ -34,7 +34,7 @@ def model_file(folder: Path, seed: int, **evaluation: float) -> Path:
     return path
 
 
-AUDITED = {"promote", "rollback", "canary", "import", "gc"}
+AUDITED = {"promote", "rollback", "pin", "release", "canary", "import", "gc"}
 
 
 class Cli:
@@ -97,7 +97,8 @@ def test_show_accepts_numbers_aliases_and_latest(cli, three):
 def test_promote_rollback_canary_and_history(cli, three):
     assert cli.json("promote", "--version", "1") == {
         "game": "tictactoe", "alias": "production", "from": None, "to": 1,
-        "at": cli.json("history")["history"][0]["at"], "by": "tester", "action": "set"}
+        "at": cli.json("history")["history"][0]["at"], "by": "tester", "action": "set",
+        "pinned": True}
     cli("promote", "--version", "2")
     cli("promote", "--version", "3")
     assert cli.json("rollback")["to"] == 2
@@ -113,6 +114,30 @@ def test_promote_rollback_canary_and_history(cli, three):
         ("production", 3, 2), ("production", 2, 1), ("canary", None, 3)]
     assert set(history[0]) >= {"alias", "from", "to", "at", "by"}
     assert len(cli.json("history", "--alias", "canary")["history"]) == 1
+
+
+def test_a_manual_promote_or_rollback_pins_production_until_released(cli, three, redis_url):
+    store = ModelStore.from_url(redis_url)
+    code, out, _ = cli("promote", "--version", "1")
+    assert code == 0 and "pinned: auto-promotion holds off" in out
+    assert store.pinned(game="tictactoe").version == 1
+    assert cli.json("list")["pin"] == {**store.pinned(game="tictactoe").to_json(),
+                                       "by": "tester", "action": "set"}
+    code, out, _ = cli("list")
+    assert "production pinned by tester at" in out and "(promoted to version 1)" in out
+    assert "gameai models release --game tictactoe" in out
+    assert cli.json("release")["released"]["version"] == 1
+    assert store.pinned(game="tictactoe") is None and cli.json("list")["pin"] is None
+    assert "production not pinned" in cli("list")[1]
+    assert "nothing changed" in cli("release")[1]
+    cli("promote", "--version", "2", "--no-pin")
+    assert store.pinned(game="tictactoe") is None
+    assert cli.json("rollback")["pinned"] is True
+    assert store.pinned(game="tictactoe").action == "rollback"
+    cli("release")
+    assert cli.json("pin")["pin"]["version"] == 1
+    actions = [h["action"] for h in cli.json("history")["history"]]
+    assert actions == ["set", "release", "set", "rollback", "release", "pin"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
