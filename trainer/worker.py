@@ -354,9 +354,10 @@ def main(settings: WorkerSettings) -> int:
                                 f"{settings.host}:{settings.metrics_port}: "
                                 f"{e.strerror}") from e
         server.start()
-        log.info("training %s with %s; metrics on http://%s:%d/metrics; store %s",
-                 settings.game.name, settings.algorithm, settings.host, server.port,
-                 settings.store.where)
+        log.info("training %s with %s, seed %d (publish %s, promote %s); metrics on "
+                 "http://%s:%d/metrics; store %s", settings.game.name, settings.algorithm,
+                 settings.seed, settings.publish, settings.promote, settings.host,
+                 server.port, settings.store.where)
         watch = worker.watch_store()
         previous = {sig: signal.signal(sig, worker.request_stop)
                     for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -398,5 +399,6 @@ def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
         raise SettingsError(f"{flag} {ref}: {e}") from e
     learner.parent_version = record.version
     learner.games_played = model.info.games_played  # the schedules resume where it stopped
+    learner.training_seconds = model.info.training_seconds  # and so does the clock
     log.info("warm start from %s version %d (%d games)", settings.game.name, record.version,
              model.info.games_played)

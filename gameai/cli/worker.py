@@ -17,17 +17,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gameai trainer``."""
     p = sub.add_parser(
         "trainer", help="the training worker: learn, publish, promote through the gates",
-        description="Train in rounds, publish a candidate every --publish-every games with "
-        "its evaluation, promote it when the gates pass, and serve Prometheus metrics and "
-        "/healthz on --metrics-port. SIGTERM finishes the round and exits 0.")
+        description="Train in rounds, evaluate a candidate every --publish-every games, "
+        "publish it only when it beats the best model known by the gates' measure, promote "
+        "it unless an operator pinned production, idle once a model is proven perfect, and "
+        "serve Prometheus metrics and /healthz on --metrics-port. SIGTERM finishes the round "
+        "and exits 0.")
     p.add_argument("--game", required=True)
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS[:3])
     store_options(p)
     p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
     p.add_argument("--publish-every", type=positive, metavar="N",
-                   help="self-play games between publish attempts (default: per algorithm)")
+                   help="self-play games between candidates (default: per algorithm)")
     p.add_argument("--publish-min-seconds", type=float, metavar="S",
-                   help="at most one candidate per S seconds (default 60)")
+                   help="at most one version per S seconds (default 60)")
+    p.add_argument("--publish", choices=("better", "every"), default="better",
+                   help="publish a candidate only when it passes the gates against the best "
+                   "model known (default), or every candidate")
+    p.add_argument("--eval-share", type=float, metavar="F", help="at most this share of the "
+                   "worker's time goes to evaluation (default 0.1)")
     p.add_argument("--metrics-port", type=int, metavar="P",
                    help="default: $GAMEAI_METRICS_PORT or 9100 (0: any free port)")
     p.add_argument("--host", help="bind address of the metrics port (default 127.0.0.1)")
@@ -37,7 +44,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="warm-start from the production version if the store has one, else "
                    "start fresh (for restarts under Compose or Kubernetes)")
     p.add_argument("--promote", choices=("auto", "manual"), default="auto")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, help="random seed (default: a fresh one, logged and "
+                   "recorded in every version)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
     p.add_argument("--log-level", help="debug, info, warning or error (default: "

@@ -1,8 +1,11 @@
-"""The worker as a real process against a real Redis: metrics, health, publishing through
-the gates, SIGTERM, and a Redis outage."""
+"""The worker as a real process against a real Redis: metrics, health, publishing only what
+beats production, idling once a model is perfect, an operator's pin, SIGTERM, a Redis
+outage, and true metadata."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import signal
 import subprocess
@@ -19,13 +22,18 @@ from trainer.evaluate import evaluate
 from trainer.gates import publish
 from trainer.settings import WorkerSettings, load_settings
 from trainer.training import with_evaluation
-from trainer.worker import main
+from trainer.worker import IDLE_POLL, main
+
+from .conftest import prefer
 
 METRICS = ("gameai_trainer_games_total", "gameai_trainer_games_per_second",
            "gameai_trainer_exploration", "gameai_trainer_evaluation",
            "gameai_trainer_published_total", "gameai_trainer_promoted_total",
            "gameai_trainer_publish_failures_total",
-           "gameai_trainer_last_publish_timestamp_seconds", "gameai_trainer_store_up")
+           "gameai_trainer_last_publish_timestamp_seconds", "gameai_trainer_store_up",
+           "gameai_trainer_idle", "gameai_trainer_production_pinned",
+           "gameai_trainer_candidates_total")
+IDLE_SECONDS = 6.0  # the interval over which an idle worker must publish and play nothing
 
 
 def _start(store_url: str, port: int, *extra: str) -> subprocess.Popen[str]:
@@ -68,6 +76,29 @@ def _until(condition, timeout: float = 30.0, what: str = "") -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (all its threads), from /proc: what it
+    costs the machine, whatever the wall clock does."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _metric(port: int, name: str) -> float:
+    return _sample(_get(port, "/metrics")[1], name)
+
+
+def _evaluated(model, **info):
+    return with_evaluation(lambda r: type(model)(
+        model.game, model.info.with_updates(evaluation=r, **info), model.keys, model.values),
+        evaluate(model, random_games=50))
+
+
+def _flawed(oracle):
+    """Unbeatable, but it misses a win in a position its own play never reaches."""
+    return _evaluated(prefer(oracle, "OO-|XX-|---", 8), algorithm="flawed")
+
+
 def _stop(proc: subprocess.Popen[str]) -> tuple[int, float, str]:
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
@@ -80,39 +111,93 @@ def _stop(proc: subprocess.Popen[str]) -> tuple[int, float, str]:
 
 
 @pytest.mark.slow
-def test_worker_publishes_promotes_serves_metrics_and_stops_on_sigterm(redis_url):
+def test_worker_publishes_a_perfect_version_then_idles_without_cpu(redis_url):
     port = free_port()
-    proc = _start(redis_url, port, "--publish-every", "2000")
+    proc = _start(redis_url, port, "--seed", "1", "--publish-every", "2000",
+                  "--eval-share", "0.5")
+    store = ModelStore.from_url(redis_url)
     try:
         _until(lambda: _get(port, "/healthz")[0] == 200, what="/healthz")
-        store = ModelStore.from_url(redis_url)
-        _until(lambda: len(store.versions(game="tictactoe")) >= 2, what="two versions")
-        status, page = _get(port, "/metrics")
-        assert status == 200
+        _until(lambda: _metric(port, "gameai_trainer_idle") == 1, timeout=120, what="idle")
+        versions = store.versions(game="tictactoe")
+        games, cpu = _metric(port, "gameai_trainer_games_total"), _cpu_seconds(proc.pid)
+        time.sleep(IDLE_SECONDS)
+        spent = _cpu_seconds(proc.pid) - cpu
+        page = _get(port, "/metrics")[1]
         for name in METRICS:
             _sample(page, name)
-        assert 'gameai_trainer_evaluation{algorithm="td",game="tictactoe",metric=' \
-               '"optimal_move_rate"}' in page
-        assert _sample(page, "gameai_trainer_games_total") >= 4000
+        assert _sample(page, "gameai_trainer_games_total") == games  # no game while idle
+        assert store.versions(game="tictactoe") == versions  # and no version
+        assert spent < 0.05 * IDLE_SECONDS, f"{spent:.2f} s of CPU in {IDLE_SECONDS} s idle"
         assert _sample(page, "gameai_trainer_store_up") == 1
+        assert _sample(page, "gameai_trainer_production_pinned") == 0
+        health = json.loads(_get(port, "/healthz")[1])
+        assert health["idle"] is True and health["status"] == "ok"
         assert _get(port, "/nothing")[0] == 404
     finally:
         code, seconds, out = _stop(proc)
     assert code == 0, out
     assert seconds < 10
-    versions = store.versions(game="tictactoe")
-    for record in versions:  # nothing half-done: every version loads and verifies
-        model = store.load(game="tictactoe", version=record.version)
-        assert model.info.evaluation["losses_as_x"] == 0
-    assert store.rollout(game="tictactoe").production in {r.version for r in versions}
-    assert "stopped after" in out
+    assert len(versions) == 1, out  # one version: the first perfect candidate
+    (first,) = versions
+    assert store.rollout(game="tictactoe").production == first.version
+    assert first.evaluation["optimal_move_rate"] == 1.0
+    assert first.evaluation["losses_as_x"] == first.evaluation["losses_as_o"] == 0
+    assert first.info["seed"] == 1 and first.info["parent_version"] is None
+    assert 0 < first.info["training_seconds"] < 60 and first.info["games_played"] >= 2000
+    assert "is perfect (unbeatable, the optimal move in every one of 4,520 positions); " \
+           "nothing left to learn" in out
+    assert "candidate not published: optimal_move_rate" in out or first.info[
+        "games_played"] == 2000
+
+
+@pytest.mark.slow
+def test_a_pin_holds_auto_promotion_off_and_a_release_lets_the_idle_worker_promote(
+        redis_url, oracle):
+    store = ModelStore.from_url(redis_url)
+    flawed = publish(store, _flawed(oracle), by="ops").version
+    store.set_alias(game="tictactoe", alias="production", version=flawed, by="ops", pin=True)
+    port = free_port()
+    proc = _start(redis_url, port, "--seed", "2", "--publish-every", "2000",
+                  "--eval-share", "0.5")
+    cli = [sys.executable, "-m", "gameai", "models", "--game", "tictactoe", "--store",
+           redis_url, "--by", "ops"]
+    try:
+        _until(lambda: _metric(port, "gameai_trainer_idle") == 1, timeout=120, what="idle")
+        (_, ours) = [r.version for r in store.versions(game="tictactoe")]
+        assert store.rollout(game="tictactoe").production == flawed  # the pin held
+        assert _metric(port, "gameai_trainer_production_pinned") == 1
+        assert _metric(port, "gameai_trainer_promoted_total") == 0
+        release = subprocess.run([*cli[:4], "release", *cli[4:]], capture_output=True,
+                                 text=True, timeout=60)
+        assert release.returncode == 0, release.stderr
+        _until(lambda: store.rollout(game="tictactoe").production == ours, timeout=15,
+               what="the worker to promote its version once released")
+        _until(lambda: _metric(port, "gameai_trainer_production_pinned") == 0, what="unpinned")
+        assert _metric(port, "gameai_trainer_promoted_total") == 1
+        # an operator rolls back: pinned again, and the worker leaves it there
+        back = subprocess.run([*cli[:4], "rollback", *cli[4:]], capture_output=True,
+                              text=True, timeout=60)
+        assert back.returncode == 0, back.stderr
+        _until(lambda: _metric(port, "gameai_trainer_production_pinned") == 1, what="pinned")
+        time.sleep(2 * IDLE_POLL)
+        assert store.rollout(game="tictactoe").production == flawed
+        assert _metric(port, "gameai_trainer_idle") == 1  # its own version is still perfect
+    finally:
+        code, _, out = _stop(proc)
+    assert code == 0, out
+    assert [r.version for r in store.versions(game="tictactoe")] == [flawed, ours]
+    assert "not promoted: tictactoe production is pinned by ops" in out
+    assert f"promoted tictactoe version {ours}, held back until now" in out
 
 
 @pytest.mark.slow
 def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
     redis = RedisServer(tmp_path / "redis", tcp=True, persist=True).start()
     port = free_port()
-    proc = _start(redis.url, port, "--publish-every", "3000")
+    # every candidate (the operator asked for them), from a learner that is never perfect
+    proc = _start(redis.url, port, "--publish-every", "3000", "--publish", "every",
+                  "--eval-share", "0.5", "--param", "exploring_starts=0", "--seed", "1")
     try:
         store = ModelStore.from_url(redis.url, retries=0)
         _until(lambda: len(store.versions(game="tictactoe")) >= 1, what="a first version")
@@ -154,43 +239,80 @@ def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
 def _args(redis_url: str, **kw: object) -> WorkerSettings:
     base = dict(game="tictactoe", algorithm="td", store=redis_url, store_file=None,
                 store_prefix=None, data_dir=None, publish_every=500, publish_min_seconds=0,
-                metrics_port=0,
-                host=None, from_version=None, resume=False, promote="auto", seed=1, params={},
-                max_games=500, log_level="warning")
+                metrics_port=0, host=None, from_version=None, resume=False, promote="auto",
+                seed=1, params={}, max_games=500, log_level="warning", eval_share=1.0)
     return load_settings({**base, **kw})
 
 
-def test_worker_gates_refuse_a_worse_candidate(redis_url, oracle):
+NEVER_PERFECT = {"exploring_starts": "0"}  # td without exploring starts plateaus below 100%
+
+
+def test_no_version_is_published_that_is_not_better(redis_url, oracle, caplog):
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
     with ModelStore.from_url(redis_url) as store:
-        perfect = with_evaluation(lambda r: type(oracle)(
-            oracle.game, oracle.info.with_updates(evaluation=r), oracle.keys, oracle.values),
-            evaluate(oracle, random_games=50))
-        production = publish(store, perfect, by="test", promote="auto").version
-        assert main(_args(redis_url, max_games=300, publish_every=300)) == 0
+        production = publish(store, _flawed(oracle), by="test", promote="auto").version
+        assert main(_args(redis_url, max_games=20_000, publish_every=2000,
+                          params=NEVER_PERFECT)) == 0
+        assert [r.version for r in store.versions(game="tictactoe")] == [production]
+    refused = [r.message for r in caplog.records if "not published" in r.message]
+    assert len(refused) == 10  # a candidate every 2,000 games, none better
+    assert all("only a perfect model is promoted" in m for m in refused)
+
+
+def test_a_perfect_production_leaves_the_worker_idle_before_it_plays(redis_url, oracle,
+                                                                      caplog):
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
+    with ModelStore.from_url(redis_url) as store:
+        perfect = publish(store, _evaluated(oracle), by="test", promote="auto").version
+        assert main(_args(redis_url, max_games=100_000)) == 0
+        assert [r.version for r in store.versions(game="tictactoe")] == [perfect]
+    text = caplog.text
+    assert f"idle: production version {perfect} is perfect" in text
+    assert "4,520 positions" in text and "stopped after 0 games" in text
+
+
+def test_every_version_names_its_parent_its_training_time_and_its_seed(redis_url):
+    with ModelStore.from_url(redis_url) as store:
+        assert main(_args(redis_url, max_games=6000, publish_every=2000, publish="every",
+                          params=NEVER_PERFECT, seed=7)) == 0
         versions = store.versions(game="tictactoe")
-        assert len(versions) == 2
-        assert versions[1].evaluation["optimal_move_rate"] < 1.0
-        assert store.rollout(game="tictactoe").production == production
+    assert [r.info["games_played"] for r in versions] == [2000, 4000, 6000]
+    assert [r.info["parent_version"] for r in versions] == [None, 1, 2]
+    assert {r.info["seed"] for r in versions} == {7}
+    seconds = [r.info["training_seconds"] for r in versions]
+    assert 0 < seconds[0] < seconds[1] < seconds[2]
+
+
+def test_without_a_seed_the_worker_draws_one_and_records_it(redis_url):
+    a, b = _args(redis_url, seed=None), _args(redis_url, seed=None)
+    assert a.seed != b.seed  # two draws of 2**31 values
+    with ModelStore.from_url(redis_url) as store:
+        assert main(_args(redis_url, seed=None, publish="every", max_games=500)) == 0
+        (record,) = store.versions(game="tictactoe")
+    assert isinstance(record.info["seed"], int)
 
 
 def test_worker_warm_starts_from_a_version(redis_url, td_model):
     with ModelStore.from_url(redis_url) as store:
         parent = publish(store, td_model, by="test").version
         assert main(_args(redis_url, from_version=str(parent), max_games=1,
-                          publish_every=1)) == 0
+                          publish_every=1, publish="every")) == 0
         child = store.versions(game="tictactoe")[-1]
         assert child.info["parent_version"] == parent
         assert child.info["games_played"] == td_model.info.games_played + 1
+        assert child.info["training_seconds"] >= td_model.info.training_seconds > 0
         assert child.evaluation["losses_as_x"] == child.evaluation["losses_as_o"] == 0
 
 
 def test_resume_starts_fresh_on_an_empty_store_then_goes_on_from_production(redis_url):
     with ModelStore.from_url(redis_url) as store:
-        assert main(_args(redis_url, resume=True, max_games=300, publish_every=300)) == 0
+        assert main(_args(redis_url, resume=True, max_games=300, publish_every=300,
+                          publish="every")) == 0
         first = store.versions(game="tictactoe")[-1]
         assert first.info["parent_version"] is None
         store.set_alias(game="tictactoe", alias="production", version=first.version, by="t")
-        assert main(_args(redis_url, resume=True, max_games=1, publish_every=1)) == 0
+        assert main(_args(redis_url, resume=True, max_games=1, publish_every=1,
+                          publish="every")) == 0
         second = store.versions(game="tictactoe")[-1]
         assert second.info["parent_version"] == first.version
         assert second.info["games_played"] == first.info["games_played"] + 1
@@ -200,7 +322,8 @@ def test_worker_publishes_at_most_once_per_interval(redis_url):
     with ModelStore.from_url(redis_url) as store:
         started = time.monotonic()
         assert main(_args(redis_url, max_games=20_000, publish_every=100,
-                          publish_min_seconds=3600)) == 0
+                          publish_min_seconds=3600, publish="every", eval_share=0.1,
+                          params=NEVER_PERFECT)) == 0
         assert time.monotonic() - started < 30
         versions = store.versions(game="tictactoe")
         assert len(versions) == 2  # the first candidate, and the last at max-games
