@@ -1,4 +1,4 @@
-"""Benchmarks: self-play speed against a plain-Python loop, and time to unbeatable.
+"""Benchmarks: self-play speed against a plain-Python loop, and time to a perfect model.
 
 Figures are measured in one process, one core (numba kernels are single-threaded), after
 a warm-up that compiles or loads the cached kernels; the machine's load average is
@@ -12,13 +12,17 @@ import time
 from typing import Any
 
 from gameai.games import get_game
+from gameai.models import Model
 from trainer.baseline import python_td_games
 from trainer.evaluate import evaluate, unbeatable
+from trainer.gates import perfect
 from trainer.mlp import distill
 from trainer.training import LEARNERS, make_learner, train
 
 SELFPLAY_TARGET = 100_000  # tic-tac-toe games per second, learning included
-UNBEATABLE_TARGETS = {"td": 10.0, "qlearning": 10.0, "tally": 60.0}  # seconds, worst seed
+PERFECT_TARGETS = {"td": 10.0, "qlearning": 10.0, "tally": 60.0}  # seconds, worst seed
+MAX_GAMES = 10_000_000  # a learner not perfect by then is reported as such
+CHECKPOINT_EVERY = 10_000  # games between checkpoints at most (the first ones come sooner)
 
 
 def load() -> list[float]:
@@ -54,40 +58,58 @@ def selfplay(game_name: str, *, seconds: float = 2.0, baseline_seconds: float = 
             "load_average": load()}
 
 
-def learners(*, seeds: tuple[int, ...] = (1, 2, 3), game_name: str = "tictactoe"
-             ) -> dict[str, Any]:
-    """Wall time (self-play and evaluation) until unbeatable as X and O, per learner and
-    seed; then the mlp distilled from each td model, evaluated and compared in size."""
+def learners(*, seeds: tuple[int, ...] = (1, 2, 3), game_name: str = "tictactoe",
+             algorithms: tuple[str, ...] = tuple(LEARNERS), params: dict[str, str] | None = None,
+             max_games: int = MAX_GAMES) -> dict[str, Any]:
+    """Per learner and seed: games and wall time (self-play and every checkpoint) until
+    perfect (unbeatable, and the optimal move in every reachable position), and whether it
+    is still perfect after three times as many games again; then the mlp distilled from
+    each td model. ``params`` (``exploring_starts=0``...) go to every learner."""
     game = get_game(game_name)
-    out: dict[str, Any] = {"game": game.name, "seeds": list(seeds), "load_average": load()}
-    teachers = {}
-    for algorithm in LEARNERS:
+    out: dict[str, Any] = {"game": game.name, "seeds": list(seeds), "params": params or {},
+                           "max_games": max_games, "load_average": load()}
+    teachers: dict[str, dict[int, Model]] = {}
+    for algorithm in algorithms:
         runs: list[dict[str, Any]] = []
         for seed in seeds:
             make_learner(game, algorithm, seed=seed).play(100)  # warm the kernel
-            learner = make_learner(game, algorithm, seed=seed)
+            learner = make_learner(game, algorithm, seed=seed, params=params)
             started = time.perf_counter()
-            limit = 200_000_000
-            result = train(learner, games=limit, until_unbeatable=True)
+            result = train(learner, games=max_games, until_perfect=True,
+                           eval_every=CHECKPOINT_EVERY)
             wall = time.perf_counter() - started
-            runs.append({"seed": seed, "games": learner.games_played,
-                         "seconds": round(wall, 3), "selfplay_seconds": round(result.seconds, 3),
-                         "unbeatable": result.stopped == "unbeatable",
-                         "optimal_move_rate": result.evaluation.get("optimal_move_rate")})
-            if algorithm == "td":
-                teachers[seed] = result.model
+            done = result.stopped == "perfect"
+            run = {"seed": seed, "games": learner.games_played, "seconds": round(wall, 3),
+                   "selfplay_seconds": round(result.seconds, 3), "perfect": done,
+                   "unbeatable": unbeatable(result.evaluation),
+                   "optimal_move_rate": result.evaluation.get("optimal_move_rate"),
+                   "positions_missed": _missed(result.evaluation)}
+            if done:
+                teachers.setdefault(algorithm, {})[seed] = result.model
+                learner.play(3 * learner.games_played)
+                later = evaluate(learner.export(), seed=seed)
+                run["still_perfect_at_4x"] = perfect(later)
+            runs.append(run)
         worst = max(float(r["seconds"]) for r in runs)
         out[algorithm] = {"runs": runs, "worst_seconds": worst,
-                          "target_seconds": UNBEATABLE_TARGETS[algorithm],
-                          "met": all(r["unbeatable"] for r in runs)
-                          and worst <= UNBEATABLE_TARGETS[algorithm]}
+                          "target_seconds": PERFECT_TARGETS[algorithm],
+                          "met": all(r["perfect"] for r in runs)
+                          and worst <= PERFECT_TARGETS[algorithm]}
     students = []
-    for seed, teacher in teachers.items():
+    for seed, teacher in teachers.get("td", {}).items():
         d = distill(teacher, seed=seed)
         report = evaluate(d.model, seed=seed)
         students.append({"seed": seed, **d.to_json(), "unbeatable": unbeatable(report),
+                         "perfect": perfect(report),
                          "optimal_move_rate": report.get("optimal_move_rate")})
     out["mlp"] = {"runs": students,
-                  "met": all(s["unbeatable"] and s["student_bytes"] < s["teacher_bytes"]
+                  "met": all(s["perfect"] and s["student_bytes"] < s["teacher_bytes"]
                              for s in students)}
     return out
+
+
+def _missed(report: dict[str, Any]) -> int | None:
+    rate, positions = report.get("optimal_move_rate"), report.get("optimal_move_positions")
+    if rate is None or positions is None:
+        return None
+    return positions - round(rate * positions)

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game
+from gameai.games import Board, Game, TooLarge
 from gameai.games.keys import U64, canonical_keys
+from gameai.games.positions import enumerate_positions
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
 from gameai.models.model import encode_inputs
 from trainer.evaluate import policy_positions
@@ -71,14 +72,25 @@ class Distillation:
                 "seconds": round(self.seconds, 3)}
 
 
+EVERY_POSITION_LIMIT = 100_000  # canonical positions: up to this many, train on them all
+
+
 def training_positions(teacher: Model) -> tuple[U64, U64]:
-    """Canonical boards: the teacher's table rows and every position where the teacher moves
-    against every reply, as X and as O."""
+    """Canonical boards: the teacher's table rows, every position where the teacher moves
+    against every reply, as X and as O, and, for a game small enough (tic-tac-toe's 627),
+    every reachable position, so that the exceptions cover wherever the network errs and
+    a perfect teacher makes a perfect student."""
     game = teacher.game
     keys = [teacher.keys] if isinstance(teacher, TableModel) else []
     for side in ("X", "O"):
         x, o = policy_positions(teacher, side=side)
         keys.append(canonical_keys(game, x, o))
+    try:
+        every = enumerate_positions(Board.empty(game), limit=EVERY_POSITION_LIMIT)
+    except TooLarge:
+        pass
+    else:
+        keys.extend(layer.keys[~layer.over] for layer in every.layers)
     return boards_of(game, np.unique(np.concatenate(keys)))
 
 

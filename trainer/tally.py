@@ -52,7 +52,7 @@ class TallyParams(Params):
     partner_explore: float = 0.5
     swap_every: int = 100
     credit: str = "greedy"  # or "all"
-    exploring_starts: float = 0.5
+    exploring_starts: float = 1.0
 
     def check(self) -> None:
         require(self.length_base >= 1, "length_base", "at least 1")

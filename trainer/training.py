@@ -1,14 +1,21 @@
-"""The training loop shared by ``gameai train`` and the worker: play, export, evaluate.
+"""The training loop shared by ``gameai train`` and the benchmarks: play, export, evaluate.
 
 Training runs in rounds (100 games at first, then a quarter of the games played so far, up
-to ``eval_every``); after each round the learner's model is
-exported and evaluated, and the figures are kept as a :class:`Checkpoint` (the learning
-curves of ``--plot``). Rounds are counted in games, never in seconds, so the same seed
-stops at the same game and yields the same model bytes.
+to ``eval_every``); after each round the learner's model is exported and evaluated, and the
+figures are kept as a :class:`Checkpoint` (the learning curves of ``--plot``). Rounds are
+counted in games, never in seconds, so the same seed stops at the same game and yields the
+same model bytes.
+
+With ``eval_share`` (what ``gameai train`` does unless ``--eval-every`` is given) a round
+is evaluated only while evaluation has used at most that share of the time so far (after
+a first second spent freely), so a board whose evaluation costs seconds (four-in-a-row)
+is not slowed down by its own checkpoints; the model bytes for a number of games stay the
+same, only the checkpoints (and so where ``until`` stops) then depend on the machine.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +23,7 @@ from typing import Any
 from gameai.games import Board, Game
 from gameai.models import Model
 from trainer.evaluate import evaluate, unbeatable
+from trainer.gates import perfect
 from trainer.learner import Learner, Params, RoundStats, build_params
 from trainer.qlearning import QLearner
 from trainer.tally import TallyLearner
@@ -26,6 +34,8 @@ LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
 EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between evaluations
 FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
+EVAL_SHARE = 0.1  # gameai train's default share of its time spent on checkpoints
+EVAL_FREE_SECONDS = 1.0  # checkpoint evaluation spent before the share applies
 
 
 class CannotTrain(ValueError):
@@ -72,8 +82,21 @@ class TrainResult:
     model: Model
     evaluation: dict[str, Any]
     history: list[Checkpoint] = field(default_factory=list)
-    stopped: str = "games"  # "games" | "unbeatable" | "interrupted"
+    stopped: str = "games"  # "games" | "unbeatable" | "perfect" | "interrupted"
     seconds: float = 0.0  # self-play time, evaluation excluded
+    eval_seconds: float = 0.0  # the checkpoints' evaluation
+    final_eval_seconds: float = 0.0  # the final model's evaluation
+    rounds: int = 0  # rounds played (each one a checkpoint unless the budget skipped it)
+
+    def timing(self) -> dict[str, Any]:
+        """Where the time went: self-play, checkpoints, the final evaluation."""
+        total = self.seconds + self.eval_seconds + self.final_eval_seconds
+        return {"selfplay_seconds": round(self.seconds, 3),
+                "checkpoint_seconds": round(self.eval_seconds, 3),
+                "final_evaluation_seconds": round(self.final_eval_seconds, 3),
+                "checkpoints": len(self.history), "rounds": self.rounds,
+                "evaluation_share": round((total - self.seconds) / total, 3) if total else 0.0,
+                "checkpoint_share": round(self.eval_seconds / total, 3) if total else 0.0}
 
 
 def opening_values(model: Model) -> list[float | None]:
@@ -84,60 +107,90 @@ def opening_values(model: Model) -> list[float | None]:
 
 
 def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
-          eval_every: int | None = None, random_games: int = TRAINING_RANDOM_GAMES,
-          on_round: Callable[[RoundStats, Checkpoint], None] | None = None,
+          until_perfect: bool = False, eval_every: int | None = None,
+          eval_share: float | None = None, random_games: int = TRAINING_RANDOM_GAMES,
+          on_round: Callable[[RoundStats, Checkpoint | None], None] | None = None,
           should_stop: Callable[[], bool] | None = None, record_time: bool = True,
           created_at: str | None = None) -> TrainResult:
-    """Train ``learner`` for ``games`` more games, or until unbeatable (``games`` is then
-    the most it may play).
+    """Train ``learner`` for ``games`` more games, or until unbeatable (or perfect:
+    unbeatable and the optimal move everywhere), ``games`` being then the most it may play.
 
     Args:
-        on_round: called after every round with its stats and checkpoint.
+        eval_share: evaluate a round only while checkpoints have used at most this share
+            of the time (``None``: every round, so the checkpoints are the same on every
+            machine).
+        on_round: called after every round with its stats and checkpoint (``None`` where
+            the budget skipped the evaluation).
         should_stop: asked between rounds; True ends training after the finished round.
         record_time: put the training time into the model's metadata (off for byte-for-byte
             reproducible files).
         created_at: the creation time to record (default: now).
     Raises:
-        CannotTrain: ``until_unbeatable`` for a game whose exhaustive test is omitted.
+        CannotTrain: ``until_unbeatable`` for a game whose exhaustive test is omitted, or
+            ``until_perfect`` for one the solver cannot settle.
     """
     every = eval_every or EVAL_EVERY.get(learner.algorithm, 1000)
     learner.play(0)  # compile first, so the timings are of self-play
     target = learner.games_played + games
-    history: list[Checkpoint] = []
-    seconds = 0.0
-    stopped = "games"
-    model, report = None, None
+    result = TrainResult(learner.export(), {})
+    report: dict[str, Any] | None = None
     while learner.games_played < target:
         step = round_games(learner.games_played, every)
         stats = learner.play(min(step, target - learner.games_played))
-        seconds += stats.seconds
-        model = learner.export()
-        report = evaluate(model, random_games=random_games, seed=learner.seed)
-        point = Checkpoint(learner.games_played, seconds, stats.games_per_second,
-                           learner.exploration, report, opening_values(model))
-        history.append(point)
+        result.seconds += stats.seconds
+        result.rounds += 1
+        point = None
+        if _evaluation_due(result, eval_share) or learner.games_played >= target:
+            started = time.perf_counter()
+            model = learner.export()
+            report = evaluate(model, random_games=random_games, seed=learner.seed)
+            point = Checkpoint(learner.games_played, result.seconds, stats.games_per_second,
+                               learner.exploration, report, opening_values(model))
+            result.history.append(point)
+            result.eval_seconds += time.perf_counter() - started
         if on_round is not None:
             on_round(stats, point)
-        if until_unbeatable and unbeatable(report):
-            stopped = "unbeatable"
-            break
-        if until_unbeatable and ("losses_as_x" in report["omitted"]
-                                 or "losses_as_o" in report["omitted"]):
-            raise CannotTrain("--until-unbeatable needs the exhaustive opponent, which is "
-                              f"omitted for {learner.game.name}: "
-                              f"{report['omitted'].get('losses_as_x', '')}")
+        if report is not None and point is not None:
+            _check_until(learner, report, until_unbeatable or until_perfect, until_perfect)
+            if until_perfect and perfect(report):
+                result.stopped = "perfect"
+                break
+            if until_unbeatable and unbeatable(report):
+                result.stopped = "unbeatable"
+                break
         if should_stop is not None and should_stop():
-            stopped = "interrupted"
+            result.stopped = "interrupted"
             break
-    if model is None:
-        model = learner.export()
-    final = evaluate(model, seed=learner.seed)
+    started = time.perf_counter()
+    final = evaluate(learner.export(), seed=learner.seed)
     stamp = {"created_at": created_at} if created_at is not None else {}
-    taken = round(seconds, 3) if record_time else 0.0
-    model = with_evaluation(
+    taken = round(result.seconds, 3) if record_time else 0.0
+    result.model = with_evaluation(
         lambda report: learner.export(learner.info(training_seconds=taken, evaluation=report,
                                                    **stamp)), final)
-    return TrainResult(model, model.info.evaluation, history, stopped, seconds)
+    result.evaluation = result.model.info.evaluation
+    result.final_eval_seconds = time.perf_counter() - started
+    return result
+
+
+def _evaluation_due(result: TrainResult, share: float | None) -> bool:
+    """Whether the round just played gets a checkpoint under the time budget."""
+    if share is None:
+        return True
+    spent = result.eval_seconds
+    return spent <= EVAL_FREE_SECONDS or spent <= share * (result.seconds + spent)
+
+
+def _check_until(learner: Learner, report: dict[str, Any], needs_tree: bool,
+                 needs_solver: bool) -> None:
+    omitted = report["omitted"]
+    if needs_tree and ("losses_as_x" in omitted or "losses_as_o" in omitted):
+        raise CannotTrain("--until-unbeatable and --until-perfect need the exhaustive "
+                          f"opponent, which is omitted for {learner.game.name}: "
+                          f"{omitted.get('losses_as_x') or omitted.get('losses_as_o')}")
+    if needs_solver and "optimal_move_rate" in omitted:
+        raise CannotTrain("--until-perfect needs the exact solver, which is omitted for "
+                          f"{learner.game.name}: {omitted['optimal_move_rate']}")
 
 
 def round_games(played: int, every: int) -> int:

@@ -44,11 +44,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    f"{DEFAULT_GAMES:,}; with --until-unbeatable, the most to play)")
     p.add_argument("--until-unbeatable", action="store_true",
                    help="stop as soon as the model loses no line as X nor as O")
+    p.add_argument("--until-perfect", action="store_true",
+                   help="stop as soon as the model is unbeatable and plays the optimal move in "
+                   "every reachable position (needs the exact solver)")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same model)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a learner parameter (repeatable; see docs/trainer.md)")
     p.add_argument("--eval-every", type=positive, metavar="N",
-                   help="games between evaluations (default: per algorithm)")
+                   help="games between evaluations, every one of them evaluated, so the "
+                   "checkpoints are the same on every machine (default: per algorithm, "
+                   "and only while evaluation stays within --eval-share)")
+    p.add_argument("--eval-share", type=_share, metavar="F",
+                   help="without --eval-every: checkpoints take at most this share of the "
+                   "time after their first second (default 0.1)")
     p.add_argument("--teacher", metavar="FILE", help="mlp only: the trained table to distil")
     p.add_argument("--out", metavar="FILE", help="write the model here")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
@@ -85,9 +93,14 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_selfplay)
-    p = sub.add_parser("learners", help="seconds until unbeatable per learner (seeds 1-3), "
-                       "and the mlp students")
+    p = sub.add_parser("learners", help="games and seconds until perfect per learner "
+                       "(seeds 1-3), and the mlp students")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
+    p.add_argument("--algorithms", default="td,qlearning,tally", help="comma-separated")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter for every learner (exploring_starts=0, ...)")
+    p.add_argument("--max-games", type=positive, default=10_000_000, metavar="N",
+                   help="give up on a learner after N games (default 10,000,000)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_learners)
 
@@ -100,6 +113,16 @@ def store_options(p: argparse.ArgumentParser) -> None:
                    "gameai)")
     p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory (default: "
                    "$GAMEAI_DATA_DIR or ~/.local/share/gameai)")
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {value:g}")
+    return value
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -170,22 +193,25 @@ def _plot(args: argparse.Namespace, game: Game, history: Any,
 def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                ) -> tuple[Model, dict[str, Any]]:
     from trainer.progress import Progress, summary
-    from trainer.training import make_learner, train
+    from trainer.training import EVAL_SHARE, make_learner, train
 
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
-    cap = args.games or (DEFAULT_UNBEATABLE_CAP if args.until_unbeatable else DEFAULT_GAMES)
+    until = args.until_unbeatable or args.until_perfect
+    cap = args.games or (DEFAULT_UNBEATABLE_CAP if until else DEFAULT_GAMES)
     stamp = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds: fixed metadata
     created_at = _epoch_iso(stamp) if stamp else None
-    with Progress(total=None if args.until_unbeatable else cap, enabled=not args.quiet,
+    with Progress(total=None if until else cap, enabled=not args.quiet,
                   desc=f"{args.algorithm} {game.name}") as bar, _interruptible() as stop:
         result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
-                       eval_every=args.eval_every, should_stop=stop,
-                       on_round=lambda s, c: bar.advance(s.games, note=summary(c.evaluation)),
+                       until_perfect=args.until_perfect, eval_every=args.eval_every,
+                       eval_share=None if args.eval_every else args.eval_share or EVAL_SHARE,
+                       should_stop=stop,
+                       on_round=lambda s, c: bar.advance(
+                           s.games, note=summary(c.evaluation) if c else ""),
                        record_time=stamp is None, created_at=created_at)
-    extra: dict[str, Any] = {"stopped": result.stopped,
-                             "selfplay_seconds": round(result.seconds, 3),
+    extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),
                              "history": result.history}
@@ -290,7 +316,18 @@ def run_bench_learners(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
-    figures = learners(seeds=seeds)
+    from trainer.learner import BadParameter
+
+    algorithms = tuple(a for a in args.algorithms.split(",") if a)
+    unknown = [a for a in algorithms if a not in ALGORITHMS[:3]]
+    if unknown:
+        raise CommandError(f"--algorithms: unknown {', '.join(unknown)}; choose among "
+                           f"{', '.join(ALGORITHMS[:3])}", USAGE)
+    try:
+        figures = learners(seeds=seeds, algorithms=algorithms, params=parse_params(args.param),
+                           max_games=args.max_games)
+    except BadParameter as e:
+        raise CommandError(f"--param: {e}", USAGE) from e
     print(json.dumps(figures) if args.json else learners_text(figures))
     return 0
 

@@ -20,8 +20,10 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
         lines.append(f"  opponent's winning lines: as X {report['losses_as_x']:,}, as O "
                      f"{report['losses_as_o']:,} ({verdict})")
     if "optimal_move_rate" in report:
+        positions = report.get("optimal_move_positions")
+        every = f"all {positions:,} " if positions else ""
         lines.append(f"  optimal moves: {100 * report['optimal_move_rate']:.2f}% of "
-                     "reachable positions")
+                     f"{every}reachable positions (every orientation counted)")
     for side, r in report["vs_random"].items():
         lines.append(f"  vs random {side.replace('_', ' ')}: {r['win']} won, {r['draw']} "
                      f"drawn, {r['loss']} lost")
@@ -40,6 +42,11 @@ def train_text(report: dict[str, Any]) -> str:
         head += (f", stopped: {report['stopped']}, self-play {report['selfplay_seconds']} s "
                  f"({report['games_per_second']:,.0f} games/s)")
     lines = [head, "  " + summary(report["evaluation"])]
+    if "checkpoint_seconds" in report:
+        lines.append(f"  evaluation: {report['checkpoints']} checkpoints of "
+                     f"{report['rounds']} rounds {report['checkpoint_seconds']} s, final "
+                     f"{report['final_evaluation_seconds']} s: "
+                     f"{100 * report['evaluation_share']:.0f}% of the time")
     if "distillation" in report:
         lines.append("  distillation: " + json.dumps(report["distillation"]))
     if "out" in report:
@@ -58,17 +65,25 @@ def figure_lines(figures: dict[str, Any]) -> str:
 
 
 def learners_text(figures: dict[str, Any]) -> str:
-    lines = [f"time until unbeatable as X and O on {figures['game']} (wall: self-play and "
-             f"evaluation; load average {figures['load_average']})"]
+    params = " ".join(f"{k}={v}" for k, v in figures["params"].items()) or "default parameters"
+    lines = [f"games and time until perfect (unbeatable, every move optimal) on "
+             f"{figures['game']}, {params} (wall: self-play and evaluation; load average "
+             f"{figures['load_average']})"]
     for algorithm in ("td", "qlearning", "tally"):
-        f = figures[algorithm]
-        runs = ", ".join(f"seed {r['seed']}: {r['seconds']:.2f} s ({r['games']:,} games)"
-                         for r in f["runs"])
+        f = figures.get(algorithm)
+        if f is None:
+            continue
+        runs = ", ".join(
+            f"seed {r['seed']}: {r['games']:,} games {r['seconds']:.2f} s"
+            + (" (stays perfect)" if r.get("still_perfect_at_4x") else
+               " (NOT perfect 3x later)" if r["perfect"] else
+               f" (NOT perfect: {r['positions_missed']} positions missed)")
+            for r in f["runs"])
         lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s of target "
                      f"{f['target_seconds']:.0f} s [{'met' if f['met'] else 'MISSED'}]; {runs}")
     for r in figures["mlp"]["runs"]:
         lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
                      f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "
-                     f"{100 * r['network_accuracy']:.1f}%, unbeatable {r['unbeatable']}, "
+                     f"{100 * r['network_accuracy']:.1f}%, perfect {r['perfect']}, "
                      f"{r['student_move_us']:.0f} us/move vs {r['teacher_move_us']:.0f}")
     return "\n".join(lines)

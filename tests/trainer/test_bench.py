@@ -15,7 +15,7 @@ def test_selfplay_beats_the_target_and_plain_python():
     assert figures["speedup_vs_python"] > 10
 
 
-def test_learners_reach_unbeatable_within_their_targets():
+def test_learners_reach_perfect_within_their_targets():
     figures = learners(seeds=(1, 2, 3))
     print(figures)
     for algorithm in ("td", "qlearning", "tally", "mlp"):

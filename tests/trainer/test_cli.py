@@ -67,10 +67,11 @@ def test_distil_a_teacher_into_an_mlp(tmp_path, td_model, capsys):
 
 
 def test_train_publishes_and_promotes_through_the_gates(redis_url, capsys):
-    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--until-unbeatable",
+    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--until-perfect",
                  "--seed", "2", "--store", redis_url, "--promote", "auto", "--json",
                  "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
+    assert report["stopped"] == "perfect" and report["evaluation"]["optimal_move_rate"] == 1.0
     assert report["published"]["promoted"] is True
     with ModelStore.from_url(redis_url) as store:
         record = store.version(game="tictactoe", version=report["published"]["version"])

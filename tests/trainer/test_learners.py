@@ -31,6 +31,42 @@ def test_learner_improves_until_unbeatable(ttt, algorithm):
     assert result.model.info.games_played == learner.games_played
 
 
+PERFECT_WITHIN = {"td": 100_000, "qlearning": 1_000_000, "tally": 1_000_000}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["td", "qlearning", "tally"])
+def test_default_training_is_perfect_from_every_position(ttt, algorithm):
+    """Exploring starts: unbeatable and the optimal move in all 4,520 positions, including
+    those after an opponent's blunder, which the learners' own games never reach."""
+    learner = make_learner(ttt, algorithm, seed=1)
+    result = train(learner, games=PERFECT_WITHIN[algorithm], until_perfect=True,
+                   eval_every=10_000)
+    assert result.stopped == "perfect", result.evaluation
+    assert result.evaluation["optimal_move_rate"] == 1.0
+    assert result.evaluation["optimal_move_positions"] == 4520
+    without = make_learner(ttt, algorithm, seed=1, params={"exploring_starts": 0})
+    assert train(without, games=learner.games_played, until_perfect=True,
+                 eval_every=10_000).stopped == "games"
+
+
+def test_checkpoints_stay_within_their_share_of_the_time(ttt, monkeypatch):
+    import trainer.training as training
+
+    monkeypatch.setattr(training, "EVAL_FREE_SECONDS", 0.0)
+    every = train(make_learner(ttt, "td", seed=1), games=10_000, eval_every=500)
+    budgeted = train(make_learner(ttt, "td", seed=1), games=10_000, eval_every=500,
+                     eval_share=0.01)
+    assert len(every.history) == every.rounds == budgeted.rounds
+    assert 2 <= len(budgeted.history) < budgeted.rounds / 2  # the first, a few, the last
+    assert budgeted.history[-1].games == 10_000
+    assert budgeted.model.info.games_played == 10_000
+    assert budgeted.eval_seconds < every.eval_seconds
+    timing = budgeted.timing()
+    assert timing["checkpoints"] == len(budgeted.history)
+    assert 0 < timing["checkpoint_share"] <= timing["evaluation_share"] < 1
+
+
 @pytest.mark.parametrize("algorithm", ["td", "qlearning", "tally"])
 def test_same_seed_same_model_bytes(ttt, algorithm):
     def run(seed):

@@ -5,9 +5,10 @@ import pytest
 
 from gameai.games import Board
 from gameai.models import MlpModel, load_model
-from trainer.evaluate import evaluate, unbeatable
+from trainer.evaluate import evaluate, optimal_moves, unbeatable
 from trainer.learner import BadParameter, build_params
 from trainer.mlp import MlpParams, distill, training_positions
+from trainer.training import make_learner, train
 
 
 def _choices(model, boards):
@@ -53,6 +54,14 @@ def test_exceptions_cover_what_a_tiny_network_gets_wrong(td_model):
     assert len(result.model.exception_keys) == result.exceptions
     _assert_plays_as_teacher(result.model, td_model)
     assert unbeatable(evaluate(result.model, random_games=50))
+
+
+def test_a_perfect_teachers_student_is_perfect_everywhere(ttt):
+    teacher = train(make_learner(ttt, "td", seed=1), games=1_000_000, until_perfect=True).model
+    assert optimal_moves(teacher) == (4520, 4520)
+    tiny = distill(teacher, params=MlpParams(hidden=1, epochs=30), seed=1)
+    assert tiny.positions == 627  # every reachable canonical position, not only the table's
+    assert optimal_moves(tiny.model) == (4520, 4520)
 
 
 def test_distillation_is_deterministic(td_model):
