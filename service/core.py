@@ -20,6 +20,7 @@ from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
 from gameai.store import (
     AliasChange,
+    Pin,
     StoreUnavailable,
     UnknownVersion,
     VersionRecord,
@@ -67,6 +68,7 @@ class GameSummary:
     canary_weight: int
     loaded_versions: list[int]
     ready: bool
+    pin: Pin | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class ModelListing:
     versions: list[ModelSummary]
     aliases: dict[str, int]
     canary_weight: int
+    pin: Pin | None = None  # an operator's pin on production
 
 
 # -- moves -------------------------------------------------------------------------------
@@ -155,7 +158,7 @@ def list_games(registry: Registry) -> list[GameSummary]:
 
 def _summary(state: Served) -> GameSummary:
     return GameSummary(state.game, dict(state.aliases), state.canary_weight,
-                       sorted(state.models), state.ready)
+                       sorted(state.models), state.ready, state.pin)
 
 
 def list_models(registry: Registry, *, game: str) -> ModelListing:
@@ -167,14 +170,14 @@ def list_models(registry: Registry, *, game: str) -> ModelListing:
         _require_store(registry)
         records = registry.store.versions(game=name)
         rollout = registry.store.rollout(game=name)
-        aliases, weight = dict(rollout.aliases), rollout.canary_weight
+        aliases, weight, pin = dict(rollout.aliases), rollout.canary_weight, rollout.pin
     except StoreUnavailable:
         if not state.models:
             raise
         records = [m.record for m in state.models.values()]
-        aliases, weight = dict(state.aliases), state.canary_weight
+        aliases, weight, pin = dict(state.aliases), state.canary_weight, state.pin
     versions = [_model_summary(state, r.version, r, aliases) for r in records]
-    return ModelListing(name, versions, aliases, weight)
+    return ModelListing(name, versions, aliases, weight, pin)
 
 
 def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:
@@ -213,17 +216,22 @@ def _model_summary(state: Served, version: int, record: VersionRecord,
 # -- admin -------------------------------------------------------------------------------
 
 def set_alias(registry: Registry, *, game: str, alias: object, version: object,
-              by: str) -> AliasChange:
-    """Point ``alias`` at ``version`` in the store; every server follows within a second."""
+              by: str, pin: object = True) -> AliasChange:
+    """Point ``alias`` at ``version`` in the store; every server follows within a second.
+    An operator's move of ``production`` pins it (``pin=False`` leaves it unpinned), so the
+    trainer's automatic promotion holds off until :func:`release`."""
     state = registry.served(_text(game, "game", required=True))
     alias = _text(alias, "alias", required=True)
     if not _ALIAS.fullmatch(alias):
         raise InvalidRequest("must be 1-32 lowercase letters, digits, '-' or '_', starting "
                              "with a letter", field="alias")
     number = _version_number(version)
+    if not isinstance(pin, bool):
+        raise InvalidRequest(f"must be true or false, got {json.dumps(pin, default=str)[:40]}",
+                             field="pin")
     try:
         change = registry.store.set_alias(game=state.game.name, alias=alias, version=number,
-                                          by=by)
+                                          by=by, pin=pin and alias == "production")
     except UnknownVersion as e:
         raise UnknownModel(f"{state.game.name} has no version {number}",
                            field="version") from e
@@ -245,6 +253,26 @@ def set_canary(registry: Registry, *, game: str, version: object, weight: object
         raise UnknownModel(f"{state.game.name} has no version {number}",
                            field="version") from e
     registry.wake()
+
+
+def pin(registry: Registry, *, game: str, by: str) -> Pin:
+    """Pin production where it is: the trainer's automatic promotion holds off.
+
+    Raises:
+        AliasRefused: (409) the game has no production version.
+    """
+    state = registry.served(_text(game, "game", required=True))
+    held = registry.store.pin(game=state.game.name, by=by)
+    registry.wake()
+    return held
+
+
+def release(registry: Registry, *, game: str, by: str) -> Pin | None:
+    """Release the pin on production (``None``: there was none, nothing changed)."""
+    state = registry.served(_text(game, "game", required=True))
+    released = registry.store.release(game=state.game.name, by=by)
+    registry.wake()
+    return released
 
 
 def _version_number(value: object) -> int:

@@ -97,8 +97,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             a = core.evaluate(self.edge.registry, game=request.game, board=request.board,
                               model=request.model, client_id=request.client_id)
             e = a.evaluation
-            moves = [move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value)
-                     for m in e.moves]
+            moves = [move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value,
+                                        unknown=m.unknown) for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
                                              to_move=e.to_move, value=e.value,
                                              moves=moves), a.version

@@ -49,6 +49,9 @@ class Metrics:
         self.canary_weight = Gauge("gameai_canary_weight",
                                    "Percent of traffic sent to the canary alias.", ["game"],
                                    registry=r, multiprocess_mode="livemostrecent")
+        self.production_pinned = Gauge(
+            "gameai_production_pinned", "1 while an operator's pin holds the trainer's "
+            "automatic promotion off.", ["game"], registry=r, multiprocess_mode="livemostrecent")
         self.model_evaluation = Gauge(
             "gameai_model_evaluation", "The serving versions' evaluation figures.",
             ["game", "alias", "metric"], registry=r, multiprocess_mode="livemostrecent")

@@ -27,6 +27,7 @@ from gameai.games import Board, Game, GameError, get_game
 from gameai.models import CorruptModel, Evaluation, Model, MoveValue, load_model
 from gameai.store import (
     ModelStore,
+    Pin,
     StoreError,
     UnknownVersion,
     VersionRecord,
@@ -77,7 +78,7 @@ class Loaded:
 def _rounded(evaluation: Evaluation) -> Evaluation:
     """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
     otherwise show in every answer."""
-    moves = tuple(MoveValue(m.index, m.row, m.col, round(m.value, VALUE_DECIMALS))
+    moves = tuple(MoveValue(m.index, m.row, m.col, round(m.value, VALUE_DECIMALS), m.unknown)
                   for m in evaluation.moves)
     return Evaluation(evaluation.to_move, round(evaluation.value, VALUE_DECIMALS), moves)
 
@@ -92,6 +93,7 @@ class Served:
     models: Mapping[int, Loaded] = field(default_factory=dict)
     previous: int | None = None  # the production version before the last switch
     problems: tuple[str, ...] = ()  # what the store says that this server could not follow
+    pin: Pin | None = None  # an operator's pin on production (auto-promotion holds off)
 
     @property
     def ready(self) -> bool:
@@ -344,7 +346,8 @@ class Registry:
         models = {v: m for v, m in models.items() if v in keep}
         weight = rollout.canary_weight if "canary" in aliases else 0
         self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
-                                     models=models, previous=previous, problems=tuple(problems))
+                                     models=models, previous=previous, problems=tuple(problems),
+                                     pin=rollout.pin)
         self._report(self._served[name])
 
     def _still_current(self, name: str, held: Loaded) -> bool:
@@ -417,6 +420,7 @@ class Registry:
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     self.metrics.model_evaluation.labels(name, alias, metric).set(value)
         self.metrics.canary_weight.labels(name).set(state.canary_weight)
+        self.metrics.production_pinned.labels(name).set(1 if state.pin else 0)
         self._count_loaded(name)
 
     def _count_loaded(self, name: str) -> None:

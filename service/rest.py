@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from gameai.games import GameError
+from gameai.models import MoveValue
 from gameai.store import StoreError
 from service import core
 from service.errors import (
@@ -94,8 +95,7 @@ def create_app(runtime: Runtime) -> FastAPI:
         e = a.evaluation
         return answer(request, "Evaluate", a.game, {
             "game": a.game, "model_version": a.version, "to_move": e.to_move, "value": e.value,
-            "moves": [{"row": m.row, "col": m.col, "index": m.index, "value": m.value}
-                      for m in e.moves]}, a.version)
+            "moves": [_move_value(m) for m in e.moves]}, a.version)
 
     @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
               openapi_extra=_body_schema(BatchRequest), responses=BATCH_ERRORS)
@@ -114,7 +114,8 @@ def create_app(runtime: Runtime) -> FastAPI:
         games = [{"name": s.game.name, "rows": s.game.rows, "cols": s.game.cols,
                   "k": s.game.k, "gravity": s.game.gravity, "aliases": s.aliases,
                   "canary_weight": s.canary_weight, "loaded_versions": s.loaded_versions,
-                  "ready": s.ready} for s in core.list_games(registry)]
+                  "ready": s.ready, "pin": s.pin.to_json() if s.pin else None}
+                 for s in core.list_games(registry)]
         return answer(request, "ListGames", "", {"games": games}, None)
 
     @app.get("/v1/games/{game}/models", tags=["models"], responses=MODEL_ERRORS)
@@ -124,6 +125,7 @@ def create_app(runtime: Runtime) -> FastAPI:
         return answer(request, "ListModels", listing.game, {
             "game": listing.game, "aliases": listing.aliases,
             "canary_weight": listing.canary_weight,
+            "pin": listing.pin.to_json() if listing.pin else None,
             "versions": [v.to_json() for v in listing.versions]}, None)
 
     @app.get("/v1/games/{game}/models/{version}", tags=["models"], responses=MODEL_ERRORS)
@@ -181,8 +183,30 @@ def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
                         request: Request) -> Response:
         request.scope["gameai"] = ("SetAlias", game, None)
         change = await asyncio.to_thread(core.set_alias, runtime.registry, game=game,
-                                         alias=alias, version=body.version, by=_who(request))
-        return answer(request, "SetAlias", change.game, change.to_json(), change.to_version)
+                                         alias=alias, version=body.version, by=_who(request),
+                                         pin=body.pin)
+        pinned = {"pinned": True} if body.pin and alias == "production" else {}
+        return answer(request, "SetAlias", change.game, {**change.to_json(), **pinned},
+                      change.to_version)
+
+    @app.put("/v1/games/{game}/pin", tags=["admin"], dependencies=admin,
+             responses=ADMIN_ERRORS)
+    async def pin(game: Game, request: Request) -> Response:
+        """Pin production where it is: the trainer's automatic promotion holds off."""
+        request.scope["gameai"] = ("Pin", game, None)
+        held = await asyncio.to_thread(core.pin, runtime.registry, game=game, by=_who(request))
+        return answer(request, "Pin", game, {"game": game, "pin": held.to_json()},
+                      held.version)
+
+    @app.delete("/v1/games/{game}/pin", tags=["admin"], dependencies=admin,
+                responses=ADMIN_ERRORS)
+    async def release(game: Game, request: Request) -> Response:
+        """Release the pin on production: the trainer may promote a better version again."""
+        request.scope["gameai"] = ("Release", game, None)
+        released = await asyncio.to_thread(core.release, runtime.registry, game=game,
+                                           by=_who(request))
+        return answer(request, "Release", game, {
+            "game": game, "released": released.to_json() if released else None}, None)
 
     @app.put("/v1/games/{game}/canary", tags=["admin"], dependencies=admin,
              responses=ADMIN_ERRORS)
@@ -192,6 +216,15 @@ def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
                                 version=body.version, weight=body.weight, by=_who(request))
         return answer(request, "SetCanary", game, {"game": game, "version": body.version,
                                                      "weight": body.weight}, body.version)
+
+
+def _move_value(m: MoveValue) -> dict[str, Any]:
+    """One move of an evaluate answer; ``unknown`` only where it is true, so answers of
+    moves the model knows are what they always were."""
+    out: dict[str, Any] = {"row": m.row, "col": m.col, "index": m.index, "value": m.value}
+    if m.unknown:
+        out["unknown"] = True
+    return out
 
 
 def _batch_answer(registry: Registry, game: str, body: dict[str, Any],

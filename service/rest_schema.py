@@ -29,6 +29,8 @@ class BatchRequest(BaseModel):
 
 class AliasRequest(BaseModel):
     version: int
+    pin: bool = Field(True, description="moving production pins it: the trainer's automatic "
+                      "promotion holds off until DELETE /v1/games/{game}/pin")
 
 
 class CanaryRequest(BaseModel):
@@ -44,6 +46,8 @@ class MoveOut(BaseModel):
 
 class MoveValueOut(MoveOut):
     value: float
+    unknown: bool = Field(False, description="present (true) only when the model has no "
+                          "value for this move: value is then 0 as a stand-in, never a draw")
 
 
 class BestMoveOut(BaseModel):

@@ -40,6 +40,7 @@ class MoveValue:
     row: int
     col: int
     value: float
+    unknown: bool = False  # no value learned for it: ``value`` is 0 only as a stand-in
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +78,14 @@ class Model(abc.ABC):
         self._check(board)
         key, sym = canonical(board)
         row = self._canonical_row(key, board, sym)
-        values = [0.0] * self.game.cells if row is None else row.tolist()
+        values = [float("nan")] * self.game.cells if row is None else row.tolist()
         perm = self.game.symmetries[sym]
         cols = self.game.cols
         moves = []
         for m in mask_cells(playable_mask(self.game, board.occupied)):
             value = values[perm[m]]
-            moves.append(MoveValue(m, m // cols, m % cols, 0.0 if value != value else value))
+            unknown = value != value  # NaN: nothing learned
+            moves.append(MoveValue(m, m // cols, m % cols, 0.0 if unknown else value, unknown))
         moves.sort(key=lambda mv: (-mv.value, mv.index))
         return Evaluation(board.to_move, moves[0].value, tuple(moves))
 

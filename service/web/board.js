@@ -5,7 +5,7 @@
 const $ = (id) => document.getElementById(id);
 const state = {
   games: [], game: null, cells: [], moves: [], over: false, busy: false,
-  human: "X", autoplay: false, token: 0,
+  human: "X", autoplay: false, token: 0, played: "",
 };
 const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
   { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
@@ -98,7 +98,17 @@ function draw(values) {
     cell.style.background = "";
     cell.dataset.value = "";
     const v = values && values[i];
-    if (v !== undefined && !piece) {
+    cell.title = "";
+    if (v === null && !piece) {
+      // The model has no value for this move: say so, never paint it as a draw.
+      cell.className += " unknown";
+      cell.dataset.value = "unknown";
+      cell.title = "unknown: the model has no value for this move";
+      const label = document.createElement("span");
+      label.className = "value";
+      label.textContent = "?";
+      cell.appendChild(label);
+    } else if (v !== undefined && !piece) {
       cell.style.background = heat(v);
       cell.dataset.value = v;
       const label = document.createElement("span");
@@ -175,8 +185,9 @@ async function refresh() {
                           { board: boardText(), model: $("model").value });
       if (token !== state.token) return;
       values = {};
-      for (const m of e.moves) values[m.index] = m.value;
-      $("answered-by").textContent = `values from model version ${e.model_version}`;
+      for (const m of e.moves) values[m.index] = m.unknown ? null : m.value;
+      $("answered-by").textContent = [state.played, `values from model version ${e.model_version}`]
+        .filter(Boolean).join(" · ");
     } catch (error) {
       setStatus(error.message, true);
     }
@@ -184,13 +195,13 @@ async function refresh() {
   state.busy = false;
   draw(values);
   if (state.autoplay || toMove() !== state.human) {
-    await aiMove(token);
+    await aiMove(token, values);
   } else {
     setStatus(`Your move (${state.human})`);
   }
 }
 
-async function aiMove(token) {
+async function aiMove(token, values) {
   state.busy = true;
   setStatus(`The model is thinking (${toMove()})…`);
   try {
@@ -201,9 +212,12 @@ async function aiMove(token) {
     const mover = toMove();
     state.cells[a.move.index] = mover;
     state.moves.push(a.move.index);
-    $("answered-by").textContent =
+    state.played =
       `model version ${a.model_version} played ${mover} at row ${a.move.row}, ` +
-      `column ${a.move.col} (value ${a.value.toFixed(2)})`;
+      `column ${a.move.col} (` + (values && values[a.move.index] === null
+        ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`) +
+      ")";
+    $("answered-by").textContent = state.played;
   } catch (error) {
     if (token === state.token) setStatus(error.message, true);
     state.busy = false;
@@ -244,6 +258,7 @@ function newGame(autoplay) {
   state.busy = false;
   state.autoplay = !!autoplay;
   state.human = $("side").value;
+  state.played = "";
   $("answered-by").textContent = "";
   refresh();
 }
@@ -251,8 +266,14 @@ function newGame(autoplay) {
 async function loadModels() {
   const select = $("model"), game = $("game").value;
   select.replaceChildren(new Option("production (with canary share)", ""));
+  $("pin").textContent = "";
   try {
     const listing = await api(`/v1/games/${game}/models`);
+    if (listing.pin) {
+      $("pin").textContent = `Production (version ${listing.pin.version}) is pinned by ` +
+        `${listing.pin.by} since ${listing.pin.at}: the trainer will not replace it ` +
+        "until an operator releases it.";
+    }
     for (const [alias, version] of Object.entries(listing.aliases)) {
       if (alias !== "production") select.add(new Option(`${alias} (v${version})`, alias));
     }

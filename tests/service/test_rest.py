@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -145,6 +147,38 @@ def test_admin_sets_aliases_and_the_canary(http: httpx.Client, module_store: Mod
                  headers=auth)
     assert r.status_code == 200
     assert module_store.rollout(game="tictactoe").canary == two
+
+
+def test_admin_promotion_pins_production_and_release_frees_it(
+        http: httpx.Client, module_store: ModelStore, perfect, limited_server) -> None:
+    auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    r = http.put("/v1/games/tictactoe/aliases/production", json={"version": 1}, headers=auth)
+    assert r.status_code == 200 and r.json()["pinned"] is True
+    pin = module_store.pinned(game="tictactoe")
+    assert pin.version == 1 and pin.by.startswith("rest-admin@")  # pinned where it was
+    listing = http.get("/v1/games/tictactoe/models").json()
+    assert listing["pin"] == pin.to_json()
+    limited_server.registry.wake()
+    deadline = time.monotonic() + 5
+    while http.get("/v1/games").json()["games"][0]["pin"] is None:
+        assert time.monotonic() < deadline, "the server never saw the pin"
+        time.sleep(0.05)
+    assert "gameai_production_pinned{game=\"tictactoe\"} 1.0" in http.get("/metrics").text
+    r = http.delete("/v1/games/tictactoe/pin", headers=auth)
+    assert r.status_code == 200 and r.json()["released"]["version"] == 1
+    assert module_store.pinned(game="tictactoe") is None
+    assert http.delete("/v1/games/tictactoe/pin", headers=auth).json()["released"] is None
+    r = http.put("/v1/games/tictactoe/pin", headers=auth)
+    assert r.status_code == 200 and r.json()["pin"]["action"] == "pin"
+    http.delete("/v1/games/tictactoe/pin", headers=auth)
+    r = http.put("/v1/games/tictactoe/aliases/production", json={"version": 1, "pin": False},
+                 headers=auth)
+    assert r.status_code == 200 and "pinned" not in r.json()
+    assert module_store.pinned(game="tictactoe") is None
+    assert http.delete("/v1/games/tictactoe/pin").status_code == 401
+    r = http.put("/v1/games/tictactoe/aliases/production", json={"version": 1, "pin": "maybe"},
+                 headers=auth)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "pin"
 
 
 def test_admin_routes_are_off_without_a_token(module_store: ModelStore, start_server) -> None:

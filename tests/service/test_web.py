@@ -118,3 +118,38 @@ def test_api_docs_render_without_internet(browser, server: RunningServer) -> Non
     finally:
         context.close()
     assert elsewhere == []
+
+
+def test_unknown_moves_are_shown_as_unknown_and_a_pin_is_named(browser, redis_server,
+                                                               start_server) -> None:
+    """A move the model has no value for is a grey '?', never a yellow draw; an operator's
+    pin on production is said above the board."""
+    from playwright.sync_api import expect
+
+    from tests.service.conftest import new_store
+    from tests.service.test_unknown import half_known
+
+    store = new_store(redis_server.url)
+    version = store.publish(half_known().to_bytes(), by="tests").version
+    store.set_alias(game="tictactoe", alias="production", version=version, by="ops", pin=True)
+    running = start_server(store)
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{running.http}/")
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        unknown = page.locator("#board .cell.unknown")
+        expect(unknown).to_have_count(1)  # the top edge of the empty board
+        assert unknown.get_attribute("data-index") == "1"
+        assert unknown.inner_text() == "?" and "unknown" in unknown.get_attribute("title")
+        assert unknown.evaluate("c => c.style.background") == ""  # no heat colour
+        expect(page.locator("#board .cell[data-value='0.5']")).to_have_count(1)
+        expect(page.locator("#pin")).to_contain_text(
+            f"Production (version {version}) is pinned by ops")
+        page.locator("#board .cell[data-index='0']").click()  # X in a corner: unseen now
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        expect(page.locator("#answered-by")).to_contain_text("value unknown")
+        expect(page.locator("#board .cell.unknown")).to_have_count(7)
+    finally:
+        context.close()
+        store.close()

@@ -54,16 +54,18 @@ class EvaluateRequest(_message.Message):
     def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ...) -> None: ...
 
 class MoveValue(_message.Message):
-    __slots__ = ("row", "col", "index", "value")
+    __slots__ = ("row", "col", "index", "value", "unknown")
     ROW_FIELD_NUMBER: _ClassVar[int]
     COL_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_FIELD_NUMBER: _ClassVar[int]
     row: int
     col: int
     index: int
     value: float
-    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ...) -> None: ...
+    unknown: bool
+    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
     __slots__ = ("game", "model_version", "to_move", "value", "moves")
