@@ -221,6 +221,10 @@ def rollouts() -> dict[str, Any]:
               [(f"max by (game, alias) (gameai_alias_version{{{GAME}}}) - min by (game, alias)"
                 f" (gameai_alias_version{{{GAME}}})", "{{game}} {{alias}}")],
               interpolation="stepAfter", min=0, decimals=0),
+        panel("timeseries", "Production pinned", "1 while an operator's promote or rollback "
+              "holds the trainer's automatic promotion off (gameai models release --game G).",
+              [(f"max by (game) (gameai_production_pinned{{{GAME}}})", "{{game}}")],
+              interpolation="stepAfter", min=0, max=1, decimals=0, width=24, height=5),
         row("Canary"),
         panel("timeseries", "Canary weight", "Percent of traffic routed to the canary alias.",
               [(f"max by (game) (gameai_canary_weight{{{GAME}}})", "{{game}}")],
@@ -255,15 +259,25 @@ def training() -> dict[str, Any]:
     panels = [
         row("Self-play"),
         panel("stat", "Games played", "Self-play games since the trainers started.",
-              [(f"sum(gameai_trainer_games_total{{{GAME}}})", "")], width=6, height=4),
-        panel("stat", "Versions published", "Since the trainers started.",
-              [(f"sum(gameai_trainer_published_total{{{GAME}}})", "")], width=6, height=4),
-        panel("stat", "Since last publish", "Time since the newest published version.",
+              [(f"sum(gameai_trainer_games_total{{{GAME}}})", "")], width=4, height=4),
+        panel("stat", "Versions published", "Since the trainers started: only candidates "
+              "that beat the best model known.",
+              [(f"sum(gameai_trainer_published_total{{{GAME}}})", "")], width=4, height=4),
+        panel("stat", "Since last publish", "Time since the newest published version (long "
+              "is normal while the trainer is idle).",
               [(f"time() - max(gameai_trainer_last_publish_timestamp_seconds{{{GAME}}})", "")],
-              unit="s", width=6, height=4, thresholds=[(3600, "orange"), (7200, "red")]),
+              unit="s", width=4, height=4, thresholds=[(3600, "orange"), (7200, "red")]),
         panel("stat", "Store", "1 while the trainers reach the model store.",
-              [("min(gameai_trainer_store_up)", "")], width=6, height=4,
+              [("min(gameai_trainer_store_up)", "")], width=4, height=4,
               base="red", thresholds=[(1, "green")], min=0, max=1),
+        panel("stat", "Idle", "1 while every trainer is idle: the best model known is "
+              "proven perfect, so it plays and publishes nothing.",
+              [(f"min(gameai_trainer_idle{{{GAME}}})", "")], width=4, height=4,
+              base="blue", thresholds=[(1, "green")], min=0, max=1),
+        panel("stat", "Production pinned", "1 while an operator's pin holds automatic "
+              "promotion off (gameai models release --game G lets it go).",
+              [(f"max(gameai_trainer_production_pinned{{{GAME}}})", "")], width=4, height=4,
+              base="green", thresholds=[(1, "orange")], min=0, max=1),
         panel("timeseries", "Games/s", "Reported by the trainer over its last round, and "
               "measured by Prometheus from the games counter.",
               [(f"sum by ({by}) (gameai_trainer_games_per_second{{{GAME}}})",
@@ -290,6 +304,15 @@ def training() -> dict[str, Any]:
         panel("timeseries", "Time since last publish", "",
               [(f"time() - max by (game) (gameai_trainer_last_publish_timestamp_seconds"
                 f"{{{GAME}}})", "{{game}}")], unit="s", min=0),
+        panel("timeseries", "Candidates", "Candidates evaluated per interval: kept for "
+              "publishing (better than the best model known) or not better.",
+              [(f"sum by (game, result) (increase(gameai_trainer_candidates_total{{{GAME}}}"
+                f"[{RATE}]))", "{{game}} {{result}}")], stacking="normal"),
+        panel("timeseries", "Idle and pinned", "1 while the trainer is idle (nothing left "
+              "to learn) and while production is pinned by an operator.",
+              [(f"max by (game) (gameai_trainer_idle{{{GAME}}})", "{{game}} idle"),
+               (f"max by (game) (gameai_trainer_production_pinned{{{GAME}}})",
+                "{{game}} pinned")], interpolation="stepAfter", min=0, max=1, decimals=0),
     ]
     return dashboard("gameai-training", "gameai / training",
                      "Self-play speed, exploration, evaluation figures and publishing of the "
