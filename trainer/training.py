@@ -8,7 +8,7 @@ same model bytes.
 
 With ``eval_share`` (what ``gameai train`` does unless ``--eval-every`` is given) a round
 is evaluated only while evaluation has used at most that share of the time so far (after
-a first second spent freely), so a board whose evaluation costs seconds (four-in-a-row)
+its first 5 seconds, spent freely), so a board whose evaluation costs seconds (four-in-a-row)
 is not slowed down by its own checkpoints; the model bytes for a number of games stay the
 same, only the checkpoints (and so where ``until`` stops) then depend on the machine.
 """
@@ -35,7 +35,7 @@ EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between
 FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
 EVAL_SHARE = 0.1  # gameai train's default share of its time spent on checkpoints
-EVAL_FREE_SECONDS = 1.0  # checkpoint evaluation spent before the share applies
+EVAL_FREE_SECONDS = 5.0  # checkpoint evaluation spent before the share applies
 
 
 class CannotTrain(ValueError):

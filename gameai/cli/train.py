@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "and only while evaluation stays within --eval-share)")
     p.add_argument("--eval-share", type=_share, metavar="F",
                    help="without --eval-every: checkpoints take at most this share of the "
-                   "time after their first second (default 0.1)")
+                   "time after their first 5 seconds (default 0.1)")
     p.add_argument("--teacher", metavar="FILE", help="mlp only: the trained table to distil")
     p.add_argument("--out", metavar="FILE", help="write the model here")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
