@@ -149,7 +149,9 @@ class Worker:
                     break
                 self._retry_or_wait()
                 continue
-            stats = self.learner.play(max(1, min(chunk, left, s.publish_every - since)))
+            room = s.publish_every - since  # games to the next candidate (none: overdue,
+            # waiting for the evaluation budget)
+            stats = self.learner.play(max(1, min(chunk, left, room if room > 0 else chunk)))
             since += stats.games
             self._play_seconds += stats.seconds
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
