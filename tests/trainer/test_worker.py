@@ -118,7 +118,9 @@ def test_worker_publishes_a_perfect_version_then_idles_without_cpu(redis_url):
     store = ModelStore.from_url(redis_url)
     try:
         _until(lambda: _get(port, "/healthz")[0] == 200, what="/healthz")
-        _until(lambda: _metric(port, "gameai_trainer_idle") == 1, timeout=120, what="idle")
+        _until(lambda: _metric(port, "gameai_trainer_idle") == 1
+               and _metric(port, "gameai_trainer_published_total") == 1, timeout=120,
+               what="a perfect version published, then idle")
         versions = store.versions(game="tictactoe")
         games, cpu = _metric(port, "gameai_trainer_games_total"), _cpu_seconds(proc.pid)
         time.sleep(IDLE_SECONDS)
@@ -163,7 +165,9 @@ def test_a_pin_holds_auto_promotion_off_and_a_release_lets_the_idle_worker_promo
     cli = [sys.executable, "-m", "gameai", "models", "--game", "tictactoe", "--store",
            redis_url, "--by", "ops"]
     try:
-        _until(lambda: _metric(port, "gameai_trainer_idle") == 1, timeout=120, what="idle")
+        _until(lambda: _metric(port, "gameai_trainer_idle") == 1
+               and len(store.versions(game="tictactoe")) == 2, timeout=120,
+               what="a perfect version published, then idle")
         (_, ours) = [r.version for r in store.versions(game="tictactoe")]
         assert store.rollout(game="tictactoe").production == flawed  # the pin held
         assert _metric(port, "gameai_trainer_production_pinned") == 1
