@@ -162,12 +162,13 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
             result.stopped = "interrupted"
             break
     started = time.perf_counter()
-    final = evaluate(learner.export(), seed=learner.seed)
+    exported = learner.export()
+    final = evaluate(exported, seed=learner.seed)
     stamp = {"created_at": created_at} if created_at is not None else {}
     taken = round(result.seconds, 3) if record_time else 0.0
     result.model = with_evaluation(
-        lambda report: learner.export(learner.info(training_seconds=taken, evaluation=report,
-                                                   **stamp)), final)
+        lambda report: exported.with_info(learner.info(training_seconds=taken,
+                                                       evaluation=report, **stamp)), final)
     result.evaluation = result.model.info.evaluation
     result.final_eval_seconds = time.perf_counter() - started
     return result

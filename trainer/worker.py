@@ -239,10 +239,10 @@ class Worker:
         self._look()
 
     def _candidate(self) -> _Candidate:
-        model = self.learner.export()
-        report = self._evaluate(model)
+        exported = self.learner.export()
+        report = self._evaluate(exported)
         model = with_evaluation(
-            lambda r: self.learner.export(self.learner.info(evaluation=r)), report)
+            lambda r: exported.with_info(self.learner.info(evaluation=r)), report)
         self.metrics.evaluated(report)
         log.info("candidate after %d games: losses X %s O %s, optimal %s, opening %s",
                  self.learner.games_played, report.get("losses_as_x"),

@@ -18,8 +18,9 @@ Ties between equal values go to the lowest cell index, so answers are determinis
 from __future__ import annotations
 
 import abc
+import copy
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -139,6 +140,15 @@ class Model(abc.ABC):
 
     def canonical_key(self, board: Board) -> int:
         return canonical(board)[0]
+
+    def with_info(self, info: ModelInfo) -> Self:
+        """The same model with other metadata: the arrays are shared, not copied (a model
+        is never changed once made), so restamping a large table costs nothing."""
+        if info.game != self.game.name:
+            raise ValueError(f"model info is for {info.game}, not {self.game.name}")
+        twin = copy.copy(self)
+        twin.info = info
+        return twin
 
     # -- storage -------------------------------------------------------------------------
 

@@ -193,3 +193,22 @@ def test_values_out_of_range_are_refused():
     with pytest.raises(CorruptModel, match=r"\[-1, 1\]"):
         TableModel(TTT, ModelInfo(game="tictactoe", algorithm="x"), np.array([5], np.uint64),
                    np.full((1, 9), 2.0, np.float32))
+
+
+def test_with_info_restamps_without_copying_and_encodes_exactly():
+    from gameai.models import container
+
+    game = get_game("tictactoe")
+    model = solver_model(game)
+    stamped = model.with_info(model.info.with_updates(algorithm="restamped", seed=9))
+    assert stamped.keys is model.keys and stamped.values is model.values
+    assert stamped.info.algorithm == "restamped" and model.info.algorithm == "solver"
+    with pytest.raises(ValueError, match="four-in-a-row"):
+        model.with_info(ModelInfo(game="four-in-a-row", algorithm="x"))
+    first = stamped.to_bytes()  # the body is remembered now ...
+    other = solver_model(get_game("mnk-3x4-3")).to_bytes()  # ... and replaced
+    container._last_body = (b"", b"")
+    fresh = stamped.to_bytes()
+    assert first == fresh and other != fresh
+    again = load_model(model.with_info(model.info.with_updates(seed=11)).to_bytes())
+    assert again.info.seed == 11 and np.array_equal(again.values, model.values, equal_nan=True)
