@@ -134,13 +134,15 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
     target = learner.games_played + games
     result = TrainResult(learner.export(), {})
     report: dict[str, Any] | None = None
+    rate = 0.0
     while learner.games_played < target:
         step = round_games(learner.games_played, every)
         stats = learner.play(min(step, target - learner.games_played))
         result.seconds += stats.seconds
         result.rounds += 1
         point = None
-        if _evaluation_due(result, eval_share) or learner.games_played >= target:
+        rate = stats.games_per_second
+        if _evaluation_due(result, eval_share):
             started = time.perf_counter()
             model = learner.export()
             report = evaluate(model, random_games=random_games, seed=learner.seed)
@@ -171,6 +173,10 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
                                                        evaluation=report, **stamp)), final)
     result.evaluation = result.model.info.evaluation
     result.final_eval_seconds = time.perf_counter() - started
+    if not result.history or result.history[-1].games != learner.games_played:
+        # the budget skipped the last round's checkpoint: the final evaluation is it
+        result.history.append(Checkpoint(learner.games_played, result.seconds, rate,
+                                         learner.exploration, final, opening_values(exported)))
     return result
 
 
