@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game, GameError, GameOver, InvalidBoard
+from gameai.games import Board, GameError, GameOver, InvalidBoard
+from gameai.games.game import MnkGame as Game
 from gameai.games.keys import U64
 from gameai.models import Model
 from service.errors import InvalidRequest

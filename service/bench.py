@@ -75,10 +75,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 def live_boards() -> list[str]:
-    from gameai.games import Board, get_game
+    from gameai.games import Board, get_mnk_game
     from gameai.games.positions import enumerate_positions
 
-    game = get_game("tictactoe")
+    game = get_mnk_game("tictactoe")
     out = []
     for layer in enumerate_positions(Board.empty(game)).layers:
         for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),

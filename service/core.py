@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Game
+from gameai.games.game import as_mnk
 from gameai.models import Evaluation, MoveValue
 from gameai.store import (
     AliasChange,
@@ -123,7 +124,7 @@ def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], m
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
-    x, o = parse_boards(loaded.model.game, boards)
+    x, o = parse_boards(as_mnk(loaded.model.game), boards)
     values = np.round(move_values(loaded.model, x, o), VALUE_DECIMALS)
     best, value = best_moves(values)
     return BatchAnswer(loaded.model.game, loaded.version, to_move(x, o), value, best,

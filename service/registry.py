@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gameai.games import Board, Game, GameError, get_game
+from gameai.games import Game, GameError, get_game
 from gameai.models import CorruptModel, Evaluation, Model, MoveValue, load_model
 from gameai.store import (
     ModelStore,
@@ -62,14 +62,14 @@ class Loaded:
         hit = self._answers.get(board)
         if hit is not None:
             return hit
-        evaluation = _rounded(self.model.evaluate(Board.parse(self.model.game, board)))
+        evaluation = _rounded(self.model.evaluate(self.model.game.parse(board)))
         if len(self._answers) < ANSWER_CACHE_SIZE:
             self._answers[board] = evaluation
         return evaluation
 
     def warm(self) -> None:
         """Run each query path once (numba compiles, numpy allocates) before serving."""
-        empty = Board.empty(self.model.game)
+        empty = self.model.game.initial()
         self.model.evaluate(empty)
         self.model.move_values([empty, empty])
 

@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from gameai.games import get_game
+from gameai.games import get_game, get_mnk_game
 from trainer.baseline import python_td_games
 from trainer.evaluate import evaluate, unbeatable
 from trainer.mlp import distill
@@ -29,7 +29,7 @@ def selfplay(game_name: str, *, seconds: float = 2.0, baseline_seconds: float = 
              ) -> dict[str, Any]:
     """Games per second of every learner (best of a few timed batches) and of the
     plain-Python td loop, with the ratio of td to that baseline."""
-    game = get_game(game_name)
+    game = get_mnk_game(game_name)  # the m,n,k kernels against their Python twin
     per: dict[str, float] = {}
     for algorithm in LEARNERS:
         learner = make_learner(game, algorithm, seed=1)

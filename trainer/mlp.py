@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game
+from gameai.games import Board
+from gameai.games.game import MnkGame as Game
+from gameai.games.game import as_mnk
 from gameai.games.keys import U64, canonical_keys
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
 from gameai.models.model import encode_inputs
@@ -74,7 +76,7 @@ class Distillation:
 def training_positions(teacher: Model) -> tuple[U64, U64]:
     """Canonical boards: the teacher's table rows and every position where the teacher moves
     against every reply, as X and as O."""
-    game = teacher.game
+    game = as_mnk(teacher.game)
     keys = [teacher.keys] if isinstance(teacher, TableModel) else []
     for side in ("X", "O"):
         x, o = policy_positions(teacher, side=side)
@@ -91,7 +93,7 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
     """
     started = time.perf_counter()
     params = params or MlpParams()
-    game = teacher.game
+    game = as_mnk(teacher.game)  # seed 004's network reads m,n,k boards
     teacher_bytes = teacher.to_bytes()  # seconds for a large table: encode it once
     teacher_sha256 = hashlib.sha256(teacher_bytes).hexdigest()
     x, o = training_positions(teacher)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import Game
+from gameai.games.game import MnkGame as Game
 from gameai.games.keys import U64, canonical_keys_and_syms, symmetric_keys, transform_masks
 
 DEFAULT_LIMIT = 20_000_000  # canonical positions; about 1.5 GB of layers at the limit
