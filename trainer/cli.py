@@ -98,6 +98,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser("learners", help="seconds until unbeatable per learner (seeds 1-3), "
                        "and the mlp students")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
+    p.add_argument("--game", default="tictactoe", help="tictactoe, three-mens-morris, ...")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run("trainer.commands", "run_bench_learners"))
 

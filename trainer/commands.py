@@ -181,7 +181,7 @@ def run_bench_learners(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
-    figures = learners(seeds=seeds)
+    figures = learners(seeds=seeds, game_name=args.game)
     print(json.dumps(figures) if args.json else _learners_text(figures))
     return 0
 
@@ -193,8 +193,10 @@ def _learners_text(figures: dict[str, Any]) -> str:
         f = figures[algorithm]
         runs = ", ".join(f"seed {r['seed']}: {r['seconds']:.2f} s ({r['games']:,} games)"
                          for r in f["runs"])
-        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s of target "
-                     f"{f['target_seconds']:.0f} s [{'met' if f['met'] else 'MISSED'}]; {runs}")
+        target = (f"of target {f['target_seconds']:.0f} s " if f["target_seconds"] is not None
+                  else "")
+        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s {target}"
+                     f"[{'met' if f['met'] else 'MISSED'}]; {runs}")
     for r in figures["mlp"]["runs"]:
         lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
                      f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "
@@ -274,10 +276,13 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
     lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
              f"{info.games_played:,} games, {report['model_bytes']:,} bytes"]
     if "losses_as_x" in report and "losses_as_o" in report:
-        verdict = "unbeatable" if report["losses_as_x"] == report["losses_as_o"] == 0 \
-            else "beatable"
-        lines.append(f"  opponent's winning lines: as X {report['losses_as_x']:,}, as O "
-                     f"{report['losses_as_o']:,} ({verdict})")
+        from trainer.evaluate import unbeatable
+
+        verdict = "unbeatable" if unbeatable(report) else "beatable"
+        what = report.get("opponent_counts", "lines")
+        lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
+                     f"{report['losses_as_o']:,} ({verdict}; the game is "
+                     f"{report.get('game_value', 'unsolved').replace('_', ' ')})")
     if "optimal_move_rate" in report:
         lines.append(f"  optimal moves: {100 * report['optimal_move_rate']:.2f}% of "
                      "reachable positions")

@@ -20,7 +20,10 @@ Figures (the JSON of ``gameai evaluate``):
   for the exhaustive opponent).
 
 Everything is vectorised over whole layers of positions through ``Model.move_values``;
-a tic-tac-toe model is evaluated in a few milliseconds.
+a tic-tac-toe model is evaluated in a few milliseconds. This is the evaluator of games
+with the m,n,k kernels; any other game (morris, whose positions repeat) is evaluated along
+its state graph by :mod:`trainer.evaluate_graph`, with the same report and the same
+meaning of "unbeatable", and :func:`evaluate` sends it there.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game, TooLarge
+from gameai.games import Board, TooLarge
+from gameai.games.game import MnkGame as Game
+from gameai.games.game import as_mnk
 from gameai.games.keys import U64
 from gameai.games.positions import Positions, enumerate_positions
 from gameai.games.solver import TABLE_MAX_CELLS, back_up, score_layers
@@ -109,7 +114,7 @@ class _Layer:
 def _tree(model: Model, side: str, limit: int) -> Iterator[_Layer]:
     """The layers of the game tree where the model plays its best move and the opponent
     every legal reply; identical positions reached by different orders are merged."""
-    game = model.game
+    game = as_mnk(model.game)
     x = np.zeros(1, dtype=np.uint64)
     o = np.zeros(1, dtype=np.uint64)
     count = np.ones(1, dtype=np.int64)
@@ -155,7 +160,7 @@ def optimal_move_rate(model: Model) -> float:
     Raises:
         TooLarge: the game is too large for a whole-game solver table.
     """
-    game = model.game
+    game = as_mnk(model.game)
     if game.cells > TABLE_MAX_CELLS:
         raise TooLarge(f"{game.name} is too large for the exact solver's whole-game table")
     positions, scores = _solved(game)
@@ -191,7 +196,7 @@ def vs_random(model: Model, *, games: int = RANDOM_GAMES, seed: int = 0) -> dict
 
 def _play_random(model: Model, side: str, games: int, rng: np.random.Generator
                  ) -> dict[str, int]:
-    game = model.game
+    game = as_mnk(model.game)
     x = np.zeros(games, dtype=np.uint64)
     o = np.zeros(games, dtype=np.uint64)
     outcome = np.zeros(games, dtype=np.int8)  # 1 model won, -1 lost, 0 draw or running
@@ -229,7 +234,7 @@ CHECKS = (
 def checks(model: Model) -> dict[str, bool]:
     """Seed 000's five questions, each true when the model's move answers it (every corner
     opening must be answered with the centre, where the seed's player missed one)."""
-    game = model.game
+    game = as_mnk(model.game)
     result = {}
     for name, patterns, good in CHECKS:
         boards = [Board.parse(game, p) for p in patterns]
@@ -240,6 +245,10 @@ def checks(model: Model) -> dict[str, bool]:
 def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
              tree_limit: int = TREE_LIMIT) -> dict[str, Any]:
     """Every figure of the report (see the module docstring); omitted ones say why."""
+    if not model.game.cell_kernels:
+        from trainer.evaluate_graph import evaluate_graph
+
+        return evaluate_graph(model, random_games=random_games, seed=seed)
     report: dict[str, Any] = {}
     omitted: dict[str, str] = {}
     for side in ("x", "o"):
@@ -250,7 +259,7 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
             omitted[f"losses_as_{side}"] = omitted[f"draws_as_{side}"] = str(e)
     try:
         report["optimal_move_rate"] = round(optimal_move_rate(model), 6)
-        report["game_value"] = game_value(model.game)
+        report["game_value"] = game_value(as_mnk(model.game))
     except TooLarge as e:
         omitted["optimal_move_rate"] = str(e)
         omitted["game_value"] = str(e)
