@@ -89,3 +89,10 @@ def publish(store: ModelStore, model: Model, *, by: str, promote: str = "manual"
         store.set_alias(game=game, alias="production", version=record.version, by=by)
         production = record.version
     return Published(record.version, gates.passed, gates, production)
+
+
+def who() -> str:
+    """The ``by`` of a version the trainer publishes: ``trainer@HOST``."""
+    import socket
+
+    return f"trainer@{socket.gethostname()}"

@@ -18,7 +18,6 @@ dropped, a publish in flight completes (it is atomic), and the process exits 0.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import signal
 import threading
@@ -32,7 +31,7 @@ from gameai.store import ModelStore, StoreError, StoreUnavailable
 from trainer.evaluate import evaluate
 from trainer.learner import Learner
 from trainer.metrics import MetricsServer, TrainerMetrics
-from trainer.settings import SettingsError, WorkerSettings, load_settings
+from trainer.settings import SettingsError, WorkerSettings
 from trainer.training import opening_values, with_evaluation
 
 log = logging.getLogger("gameai.trainer")
@@ -193,59 +192,57 @@ def _next_chunk(chunk: int, seconds: float) -> int:
     return max(10, min(int(chunk * ROUND_SECONDS / seconds), chunk * 4, 1_000_000))
 
 
-def main(args: argparse.Namespace) -> int:
-    """The composition root: settings, store, learner, metrics server, signals, loop."""
+def main(settings: WorkerSettings) -> int:
+    """The composition root: learner, store, metrics server, signals, loop. Returns 0 once
+    the loop has stopped (SIGTERM, Ctrl-C or ``max_games``).
+
+    Raises:
+        SettingsError: the metrics port cannot be bound, or the version to warm-start from
+            cannot be used; the message names the setting.
+        BadParameter, CannotTrain: the learner cannot be built as asked.
+        StoreUnavailable: the store cannot be reached.
+    """
     from prometheus_client import CollectorRegistry
 
-    from gameai.cli import CommandError
     from gameai.store.connect import open_store
-    from trainer.commands import STORE_DOWN, parse_params, who
-    from trainer.learner import BadParameter
-    from trainer.training import CannotTrain, make_learner
+    from trainer.gates import who
+    from trainer.training import make_learner
 
-    flags = {**vars(args), "params": parse_params(args.param)}
-    try:
-        settings = load_settings(flags)
-        learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
-                               params=settings.params)
-    except (SettingsError, BadParameter, CannotTrain) as e:
-        raise CommandError(str(e), 2) from e
+    learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
+                           params=settings.params)
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     registry = CollectorRegistry()
     metrics = TrainerMetrics(registry, game=settings.game.name, algorithm=settings.algorithm)
-    try:
-        with open_store(settings.store) as store:
-            if settings.from_version:
-                _warm_start(learner, store, settings, settings.from_version)
-            elif settings.resume:
-                _resume(learner, store, settings)
-            worker = Worker(settings, learner, store, metrics, by=who())
-            try:
-                server = MetricsServer(registry, host=settings.host,
-                                       port=settings.metrics_port, healthy=worker.health)
-            except OSError as e:
-                raise CommandError(f"GAMEAI_METRICS_PORT (--metrics-port): cannot listen on "
-                                   f"{settings.host}:{settings.metrics_port}: {e.strerror}",
-                                   2) from e
-            server.start()
-            log.info("training %s with %s; metrics on http://%s:%d/metrics; store %s",
-                     settings.game.name, settings.algorithm, settings.host, server.port,
-                     settings.store.where)
-            learner.play(0)
-            watch = worker.watch_store()
-            previous = {sig: signal.signal(sig, worker.request_stop)
-                        for sig in (signal.SIGTERM, signal.SIGINT)}
-            try:
-                worker.run()
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-                worker.stop.set()
-                watch.join(timeout=5)
-                server.stop()
-    except StoreUnavailable as e:
-        raise CommandError(str(e), STORE_DOWN) from e
+    with open_store(settings.store) as store:
+        if settings.from_version:
+            _warm_start(learner, store, settings, settings.from_version)
+        elif settings.resume:
+            _resume(learner, store, settings)
+        worker = Worker(settings, learner, store, metrics, by=who())
+        try:
+            server = MetricsServer(registry, host=settings.host,
+                                   port=settings.metrics_port, healthy=worker.health)
+        except OSError as e:
+            raise SettingsError(f"GAMEAI_METRICS_PORT (--metrics-port): cannot listen on "
+                                f"{settings.host}:{settings.metrics_port}: "
+                                f"{e.strerror}") from e
+        server.start()
+        log.info("training %s with %s; metrics on http://%s:%d/metrics; store %s",
+                 settings.game.name, settings.algorithm, settings.host, server.port,
+                 settings.store.where)
+        watch = worker.watch_store()
+        previous = {sig: signal.signal(sig, worker.request_stop)
+                    for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            learner.play(0)  # numba compiles here (seconds, from an empty cache); a SIGTERM
+            worker.run()  # meanwhile is handled like any other: finish, exit 0
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            worker.stop.set()
+            watch.join(timeout=5)
+            server.stop()
     return 0
 
 
@@ -260,7 +257,6 @@ def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> No
 
 def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
                 ref: str) -> None:
-    from gameai.cli import CommandError
     from gameai.models import CorruptModel
 
     flag = "--resume" if settings.resume and not settings.from_version else "--from-version"
@@ -269,11 +265,11 @@ def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
         model = store.load(game=settings.game.name, version=record.version)
         learner.warm_start(model)
     except (CorruptModel, ValueError) as e:
-        raise CommandError(f"{flag} {ref}: {e}", 2) from e
+        raise SettingsError(f"{flag} {ref}: {e}") from e
     except StoreError as e:
         if isinstance(e, StoreUnavailable):
             raise
-        raise CommandError(f"{flag} {ref}: {e}", 2) from e
+        raise SettingsError(f"{flag} {ref}: {e}") from e
     learner.parent_version = record.version
     learner.games_played = model.info.games_played  # the schedules resume where it stopped
     log.info("warm start from %s version %d (%d games)", settings.game.name, record.version,

@@ -1,62 +1,26 @@
 """The ``gameai`` command: one entry point, a subcommand per job.
 
-Each subcommand lives in the module of its room and registers itself here. Those modules
-import only argparse at load time, so ``gameai --help`` stays fast; the work they do is
-imported when the subcommand runs.
+The command line is the top room: it imports the rooms (games, models, store, trainer,
+service, stress), and no room imports it. Each module below registers its subcommands; they
+import only the standard library at load time, so ``gameai --help`` stays fast, and the
+work a subcommand does is imported when it runs. An optional room that is not installed
+(``stress`` is not in the image) registers nothing and is absent from ``--help``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
+from gameai.cli import games, models, serve, stress, train, up, worker
+from gameai.cli.common import USAGE, CommandError
 from gameai.games.errors import GameError
 
-# Modules with a ``register(subparsers)`` function, in help order. A module may also have
-# ``register_bench(subparsers)`` to add a ``gameai bench NAME`` benchmark.
-COMMAND_MODULES = (
-    "gameai.cli.games",
-    "gameai.cli.models",
-    "trainer.cli",
-    "service.cli",
-    "gameai.cli.up",
-    "stress.cli",
-)
-
-
-class CommandError(Exception):
-    """A failure to report as one line and a non-zero exit (status 1 unless given)."""
-
-    def __init__(self, message: str, status: int = 1) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write all of ``data`` to ``path`` or nothing: a temporary file in the same folder,
-    flushed to disk and renamed, so a reader sees the old file or the new, never half.
-
-    Raises:
-        CommandError: the file cannot be written; the message names it.
-    """
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as e:
-        raise CommandError(f"cannot write {path}: {e.strerror}") from e
+# In help order. A module may also have ``register_bench(subparsers)`` to add a
+# ``gameai bench NAME`` benchmark.
+COMMANDS = (games, models, train, worker, serve, up, stress)
+BENCHMARKS = (games, models, train, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,15 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gameai", description="Learn board games by self-play and serve moves."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = [importlib.import_module(name) for name in COMMAND_MODULES]
-    for module in modules:
+    for module in COMMANDS:
         module.register(sub)
     bench = sub.add_parser("bench", help="benchmarks that print their figures",
                            description="Benchmarks: each prints its figures (--json for JSON).")
     bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
-    for module in modules:
-        if hasattr(module, "register_bench"):
-            module.register_bench(bench_sub)
+    for bench_module in BENCHMARKS:
+        bench_module.register_bench(bench_sub)
     return parser
 
 
@@ -83,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except GameError as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        return USAGE
     except CommandError as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
         return e.status

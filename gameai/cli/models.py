@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, write_atomically
+
 if TYPE_CHECKING:
     from gameai.store import ModelStore
 
@@ -79,11 +81,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_bench_store(args: argparse.Namespace) -> int:
-    from gameai.cli import CommandError
     from gameai.store import bench
 
     if args.n < 1:
-        raise CommandError(f"-n must be at least 1, not {args.n}", status=2)
+        raise CommandError(f"-n must be at least 1, not {args.n}", USAGE)
     figures = bench.run(n=args.n, progress=not args.json)
     if args.json:
         _print_json(figures)
@@ -95,7 +96,6 @@ def run_bench_store(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Open the store, run the action, and turn store errors into one-line failures."""
-    from gameai.cli import CommandError
     from gameai.games import get_game
     from gameai.models import CorruptModel
     from gameai.store import StoreError, StoreUnavailable
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         with open_store(settings) as store:
             return int(ACTIONS[args.action](store, game, args) or 0)
     except StoreUnavailable as e:
-        raise CommandError(str(e), status=3) from e
+        raise CommandError(str(e), STORE_DOWN) from e
     except (StoreError, CorruptModel) as e:
         raise CommandError(str(e)) from e
 
@@ -184,7 +184,6 @@ def _history(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 
 def _export(store: ModelStore, game: str, args: argparse.Namespace) -> None:
-    from gameai.cli import CommandError, write_atomically
 
     version = store.require(game=game, ref=args.version).version
     record, data = store.verified_payload(game=game, version=version)
@@ -201,7 +200,6 @@ def _export(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 
 def _import(store: ModelStore, game: str, args: argparse.Namespace) -> None:
-    from gameai.cli import CommandError
     from gameai.models import CorruptModel, load_model
 
     path: Path = args.file

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gameai.cli.common import USAGE, CommandError
+
 GAME = "tictactoe"
 ALGORITHM = "td"
 STOP_SECONDS = 20.0
@@ -107,7 +109,6 @@ def tail(path: Path, lines: int = 15) -> str:
 
 
 def run_up(args: argparse.Namespace) -> int:
-    from gameai.cli import CommandError
     from gameai.store.connect import StoreSettings, store_url
     from gameai.store.errors import StoreError
 
@@ -120,7 +121,7 @@ def run_up(args: argparse.Namespace) -> int:
     try:
         settings = StoreSettings.from_env(data_dir=args.data_dir)
     except StoreError as e:
-        raise CommandError(str(e), status=2) from None
+        raise CommandError(str(e), USAGE) from None
     logs = settings.data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
 
@@ -201,7 +202,6 @@ def _production_version(url: str, prefix: str) -> int | None:
 
 def _check(children: list[Child], stop: _StopSignal) -> None:
     """Raise if a child died (with its log) or the user asked to stop."""
-    from gameai.cli import CommandError
 
     for child in children:
         if problem := child.failed():
@@ -213,7 +213,6 @@ def _check(children: list[Child], stop: _StopSignal) -> None:
 def _wait(url: str, children: list[Child], stop: _StopSignal, what: str,
           progress: Callable[[], None] | None = None) -> None:
     """Poll ``url`` until it answers 200, watching the children all the while."""
-    from gameai.cli import CommandError
 
     deadline = time.monotonic() + READY_SECONDS
     while http_status(url) != 200:

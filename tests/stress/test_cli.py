@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from gameai.cli import main
-from stress.cli import SUITES
+from gameai.cli.stress import SUITES
 
 pytestmark = pytest.mark.stress
 

@@ -3,7 +3,6 @@ the gates, SIGTERM, and a Redis outage."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from gameai.store import ModelStore, RedisServer
 from gameai.store.embedded import free_port
 from trainer.evaluate import evaluate
 from trainer.gates import publish
+from trainer.settings import WorkerSettings, load_settings
 from trainer.training import with_evaluation
 from trainer.worker import main
 
@@ -151,13 +151,13 @@ def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
     assert "publish failed, retrying" in out
 
 
-def _args(redis_url: str, **kw: object) -> argparse.Namespace:
+def _args(redis_url: str, **kw: object) -> WorkerSettings:
     base = dict(game="tictactoe", algorithm="td", store=redis_url, store_file=None,
                 store_prefix=None, data_dir=None, publish_every=500, publish_min_seconds=0,
                 metrics_port=0,
-                host=None, from_version=None, resume=False, promote="auto", seed=1, param=[],
+                host=None, from_version=None, resume=False, promote="auto", seed=1, params={},
                 max_games=500, log_level="warning")
-    return argparse.Namespace(**{**base, **kw})
+    return load_settings({**base, **kw})
 
 
 def test_worker_gates_refuse_a_worse_candidate(redis_url, oracle):

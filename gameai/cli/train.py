@@ -1,8 +1,10 @@
-"""The handlers of ``gameai train``, ``gameai evaluate`` and the trainer's benchmarks.
+"""``gameai train``, ``gameai evaluate`` and the trainer's benchmarks.
 
-Each turns its arguments into calls of the training, evaluation and publishing modules,
-and their named errors into one-line messages (:class:`gameai.cli.CommandError`): 1 for a
-refused request, 3 when the store cannot be reached.
+Each handler turns its arguments into calls of the training, evaluation and publishing
+modules, and their named errors into one-line messages (:class:`CommandError`): 1 for a
+refused request, 3 when the store cannot be reached. Only the standard library is imported
+at load time, so ``gameai --help`` stays fast and numba loads only for the commands that
+need it.
 """
 
 from __future__ import annotations
@@ -13,25 +15,99 @@ import datetime as dt
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gameai.cli import CommandError, write_atomically
-from gameai.games import get_game
-from gameai.models import CorruptModel, Model, load_model
-from gameai.store import StoreError, StoreUnavailable
-from trainer.cli import DEFAULT_GAMES, DEFAULT_UNBEATABLE_CAP
-from trainer.learner import BadParameter
-from trainer.progress import Progress, summary
-from trainer.training import CannotTrain
+from gameai.cli.common import STORE_DOWN, CommandError, positive, write_atomically
+from gameai.cli.train_text import evaluation_text, figure_lines, learners_text, train_text
 
-STORE_DOWN = 3
+if TYPE_CHECKING:
+    from gameai.games import Game
+    from gameai.models import Model
+
+ALGORITHMS = ("tally", "td", "qlearning", "mlp")
+DEFAULT_GAMES = 100_000
+DEFAULT_UNBEATABLE_CAP = 1_000_000_000
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``train`` and ``evaluate`` to ``gameai``."""
+    p = sub.add_parser(
+        "train", help="learn a game by self-play (or distil a table into an mlp)",
+        description="Train a learner by self-play with a progress bar (games/s and the latest "
+        "evaluation), evaluate the result, and write it to a file and/or publish it.")
+    p.add_argument("--game", required=True, help="tictactoe, mnk-3x4-3, four-in-a-row, ...")
+    p.add_argument("--algorithm", required=True, choices=ALGORITHMS)
+    p.add_argument("--games", type=positive, help=f"games of self-play (default "
+                   f"{DEFAULT_GAMES:,}; with --until-unbeatable, the most to play)")
+    p.add_argument("--until-unbeatable", action="store_true",
+                   help="stop as soon as the model loses no line as X nor as O")
+    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same model)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a learner parameter (repeatable; see docs/trainer.md)")
+    p.add_argument("--eval-every", type=positive, metavar="N",
+                   help="games between evaluations (default: per algorithm)")
+    p.add_argument("--teacher", metavar="FILE", help="mlp only: the trained table to distil")
+    p.add_argument("--out", metavar="FILE", help="write the model here")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.add_argument("--store", metavar="URL", help="publish the model to this store")
+    p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
+                   "gameai)")
+    p.add_argument("--promote", choices=("auto", "manual"), help="with --store: auto moves "
+                   "production to the new version if the gates pass (default manual)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_train)
+
+    p = sub.add_parser(
+        "evaluate", help="how well a model plays (exhaustive opponent, solver, random play)",
+        description="Evaluate a model file or a stored version: losing lines against an "
+        "exhaustive opponent as X and O, optimal-move rate by the exact solver, results "
+        "against random play, seed 000's five checks and the model's size.")
+    p.add_argument("file", nargs="?", metavar="FILE", help="a model file")
+    store_options(p)
+    p.add_argument("--game", help="with --version: the stored model's game")
+    p.add_argument("--version", help="a stored version: number, alias or 'latest'")
+    p.add_argument("--random-games", type=positive, default=1000, metavar="N",
+                   help="games against random play per side (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random player")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_evaluate)
+
+
+def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gameai bench selfplay`` and ``gameai bench learners``."""
+    p = sub.add_parser("selfplay", help="self-play games per second against plain Python")
+    p.add_argument("--game", default="tictactoe")
+    p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_selfplay)
+    p = sub.add_parser("learners", help="seconds until unbeatable per learner (seeds 1-3), "
+                       "and the mlp students")
+    p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
+    p.add_argument("--game", default="tictactoe", help="tictactoe, three-mens-morris, ...")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_learners)
+
+
+def store_options(p: argparse.ArgumentParser) -> None:
+    """``--store``, ``--store-prefix`` and ``--data-dir``, as the trainer commands spell them."""
+    p.add_argument("--store", metavar="URL", help="the store (default: $GAMEAI_STORE_URL, "
+                   "else the embedded Redis)")
+    p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
+                   "gameai)")
+    p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory (default: "
+                   "$GAMEAI_DATA_DIR or ~/.local/share/gameai)")
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from gameai.games import get_game
+    from trainer.learner import BadParameter
+    from trainer.training import CannotTrain
+
     game = get_game(args.game)
     params = parse_params(args.param)
     if args.promote and not args.store:
@@ -52,12 +128,13 @@ def run_train(args: argparse.Namespace) -> int:
     report = {"game": game.name, "algorithm": args.algorithm, "seed": args.seed,
               "games_played": model.info.games_played, **extra,
               "evaluation": model.info.evaluation}
-    print(json.dumps(report) if args.json else _train_text(report))
+    print(json.dumps(report) if args.json else train_text(report))
     return 0
 
 
-def _self_play(args: argparse.Namespace, game: Any, params: dict[str, str]
+def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                ) -> tuple[Model, dict[str, Any]]:
+    from trainer.progress import Progress, summary
     from trainer.training import make_learner, train
 
     if args.teacher:
@@ -88,11 +165,12 @@ def _self_play(args: argparse.Namespace, game: Any, params: dict[str, str]
     return result.model, extra
 
 
-def _distil(args: argparse.Namespace, game: Any, params: dict[str, str]
+def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
             ) -> tuple[Model, dict[str, Any]]:
     from trainer.evaluate import evaluate
     from trainer.learner import build_params
     from trainer.mlp import MlpParams, distill, restamp
+    from trainer.progress import Progress
     from trainer.training import with_evaluation
 
     if not args.teacher:
@@ -119,8 +197,9 @@ def _distil(args: argparse.Namespace, game: Any, params: dict[str, str]
 
 
 def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
+    from gameai.store import StoreError, StoreUnavailable
     from gameai.store.connect import StoreSettings, open_store
-    from trainer.gates import publish
+    from trainer.gates import publish, who
 
     settings = StoreSettings.from_env(url=args.store, prefix=args.store_prefix)
     try:
@@ -150,6 +229,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def _stored_model(args: argparse.Namespace) -> Model:
+    from gameai.games import get_game
+    from gameai.models import CorruptModel
+    from gameai.store import StoreError, StoreUnavailable
     from gameai.store.connect import StoreSettings, open_store
 
     game = get_game(args.game)
@@ -169,7 +251,7 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     from trainer.bench import selfplay
 
     figures = selfplay(args.game, seconds=args.seconds)
-    print(json.dumps(figures) if args.json else _lines(figures))
+    print(json.dumps(figures) if args.json else figure_lines(figures))
     return 0
 
 
@@ -182,32 +264,14 @@ def run_bench_learners(args: argparse.Namespace) -> int:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
     figures = learners(seeds=seeds, game_name=args.game)
-    print(json.dumps(figures) if args.json else _learners_text(figures))
+    print(json.dumps(figures) if args.json else learners_text(figures))
     return 0
-
-
-def _learners_text(figures: dict[str, Any]) -> str:
-    lines = [f"time until unbeatable as X and O on {figures['game']} (wall: self-play and "
-             f"evaluation; load average {figures['load_average']})"]
-    for algorithm in ("td", "qlearning", "tally"):
-        f = figures[algorithm]
-        runs = ", ".join(f"seed {r['seed']}: {r['seconds']:.2f} s ({r['games']:,} games)"
-                         for r in f["runs"])
-        target = (f"of target {f['target_seconds']:.0f} s " if f["target_seconds"] is not None
-                  else "")
-        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s {target}"
-                     f"[{'met' if f['met'] else 'MISSED'}]; {runs}")
-    for r in figures["mlp"]["runs"]:
-        lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
-                     f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "
-                     f"{100 * r['network_accuracy']:.1f}%, unbeatable {r['unbeatable']}, "
-                     f"{r['student_move_us']:.0f} us/move vs {r['teacher_move_us']:.0f}")
-    return "\n".join(lines)
 
 
 # -- helpers ------------------------------------------------------------------------------
 
 def parse_params(pairs: list[str]) -> dict[str, str]:
+    """``--param NAME=VALUE`` flags as a dict (the learner checks names and values)."""
     params = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
@@ -218,6 +282,8 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 
 
 def read_model(path: str) -> Model:
+    from gameai.models import CorruptModel, load_model
+
     try:
         data = Path(path).read_bytes()
     except OSError as e:
@@ -259,61 +325,9 @@ def _interruptible() -> Iterator[Any]:
         signal.signal(signal.SIGINT, old)
 
 
-def who() -> str:
-    return f"trainer@{socket.gethostname()}"
-
-
 def _epoch_iso(stamp: str) -> str:
     try:
         when = dt.datetime.fromtimestamp(int(stamp), dt.UTC)
     except (ValueError, OverflowError, OSError) as e:
         raise CommandError(f"SOURCE_DATE_EPOCH must be a unix time, got {stamp!r}") from e
     return when.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def evaluation_text(model: Model, report: dict[str, Any]) -> str:
-    info = model.info
-    lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
-             f"{info.games_played:,} games, {report['model_bytes']:,} bytes"]
-    if "losses_as_x" in report and "losses_as_o" in report:
-        from trainer.evaluate import unbeatable
-
-        verdict = "unbeatable" if unbeatable(report) else "beatable"
-        what = report.get("opponent_counts", "lines")
-        lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
-                     f"{report['losses_as_o']:,} ({verdict}; the game is "
-                     f"{report.get('game_value', 'unsolved').replace('_', ' ')})")
-    if "optimal_move_rate" in report:
-        lines.append(f"  optimal moves: {100 * report['optimal_move_rate']:.2f}% of "
-                     "reachable positions")
-    for side, r in report["vs_random"].items():
-        lines.append(f"  vs random {side.replace('_', ' ')}: {r['win']} won, {r['draw']} "
-                     f"drawn, {r['loss']} lost")
-    for name, ok in report.get("checks", {}).items():
-        lines.append(f"  {name.replace('_', ' ')}: {'yes' if ok else 'NO'}")
-    for name, why in report["omitted"].items():
-        lines.append(f"  omitted {name}: {why}")
-    return "\n".join(lines)
-
-
-def _train_text(report: dict[str, Any]) -> str:
-    head = (f"{report['algorithm']} on {report['game']}: {report['games_played']:,} games")
-    if "stopped" in report:
-        head += (f", stopped: {report['stopped']}, self-play {report['selfplay_seconds']} s "
-                 f"({report['games_per_second']:,.0f} games/s)")
-    lines = [head, "  " + summary(report["evaluation"])]
-    if "distillation" in report:
-        lines.append("  distillation: " + json.dumps(report["distillation"]))
-    if "out" in report:
-        lines.append(f"  wrote {report['out']}")
-    elif "published" not in report:
-        lines.append("  model not saved (use --out FILE or --store URL)")
-    if "published" in report:
-        lines.append("  published: " + json.dumps(report["published"]))
-    if "plot" in report:
-        lines.append(f"  plot: {report['plot']}")
-    return "\n".join(lines)
-
-
-def _lines(figures: dict[str, Any]) -> str:
-    return "\n".join(f"{k:>34}: {v}" for k, v in figures.items())

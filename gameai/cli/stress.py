@@ -1,4 +1,6 @@
-"""``gameai stress NAME``: the proving suites. Imports only argparse at load time.
+"""``gameai stress NAME``: the proving suites of the ``stress`` room. Imports only the
+standard library at load time. The room is not part of the image: where ``stress`` is not
+installed, ``gameai stress`` is absent from ``--help``.
 
 Each suite starts real processes (a private ``redis-server``, ``gameai serve``, ``gameai
 trainer``) on loopback, drives them, and prints a table of figures with the goal each
@@ -8,35 +10,39 @@ must meet; the exit status is 1 when a goal is missed. ``--json`` prints the sam
 from __future__ import annotations
 
 import argparse
-import importlib
 import shlex
 import sys
+from types import ModuleType
 
-# name -> (module, help, default seconds)
+from gameai.cli.common import USAGE, CommandError, installed
+
+# name -> (help, default seconds)
 SUITES = {
-    "load": ("stress.load", "sustained mixed gRPC/REST load at 70% of the measured maximum: "
+    "load": ("sustained mixed gRPC/REST load at 70% of the measured maximum: "
              "errors, p50/p99, memory and descriptors flat", 30.0),
-    "rollouts": ("stress.rollouts", "two servers, one Redis: promote, roll back 20 times, move "
+    "rollouts": ("two servers, one Redis: promote, roll back 20 times, move "
                  "the canary and publish under traffic; every answer from a live version",
                  20.0),
-    "faults": ("stress.faults", "Redis stopped (and back empty), corrupt payloads, the trainer "
+    "faults": ("Redis stopped (and back empty), corrupt payloads, the trainer "
                "killed mid-publish, SIGTERM under load", 4.0),
-    "hostile": ("stress.hostile", "schemathesis against the OpenAPI, fuzzed core calls, "
+    "hostile": ("schemathesis against the OpenAPI, fuzzed core calls, "
                 "oversized, nested, mistyped and unicode input on both transports", 20.0),
-    "security": ("stress.security", "admin token (off, 401, timing), secrets kept out of "
+    "security": ("admin token (off, 401, timing), secrets kept out of "
                  "logs/metrics/errors, pickles refused, limits under a greedy client, "
                  "container settings, dependency audit", 5.0),
 }
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``gameai stress``."""
+    """Add ``gameai stress`` where the ``stress`` room is installed."""
+    if not installed("stress"):
+        return
     stress = sub.add_parser(
         "stress", help="proving suites: load, rollouts, faults, hostile input, security",
         description="Run a suite against real processes on loopback and print its figures. "
         "Exit status 1 when a goal is missed.")
     suites = stress.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    for name, (_, text, seconds) in SUITES.items():
+    for name, (text, seconds) in SUITES.items():
         p = suites.add_parser(name, help=text.replace("%", "%%"), description=text)
         p.add_argument("--seconds", type=_positive, default=seconds,
                        help=f"how long the suite drives traffic (default {seconds:g})")
@@ -62,18 +68,35 @@ def _positive(text: str) -> float:
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    from gameai.cli import CommandError
-
     try:
-        module = importlib.import_module(SUITES[args.suite][0])
+        module = _suite(args.suite)
     except ImportError as e:  # httpx, hypothesis, schemathesis: the dev extra
         raise CommandError(f"the stress suites need the dev tools (pip install -e '.[dev]'): "
-                           f"{e}", status=2) from e
+                           f"{e}", USAGE) from e
     command = "gameai stress " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
         if sys.argv[1:2] == ["stress"] else f"gameai stress {args.suite} --seconds {args.seconds:g}"
     report = module.run(args.seconds, command=command)
     report.print(args.json)
     return 0 if report.ok else 1
+
+
+def _suite(name: str) -> ModuleType:
+    """The module of suite ``name`` (each has ``run(seconds, command=...)``), imported only
+    when that suite runs: their tools (the dev extra) are heavy."""
+    if name == "load":
+        from stress import load
+        return load
+    if name == "rollouts":
+        from stress import rollouts
+        return rollouts
+    if name == "faults":
+        from stress import faults
+        return faults
+    if name == "hostile":
+        from stress import hostile
+        return hostile
+    from stress import security
+    return security
 
 
 def run_audit(args: argparse.Namespace) -> int:

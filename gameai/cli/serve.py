@@ -1,8 +1,12 @@
-"""``gameai serve`` and ``gameai bench server``. Imports only argparse at load time."""
+"""``gameai serve`` and ``gameai bench server``. Imports only the standard library at load
+time; ``bench server`` is listed only where its HTTP client (httpx, the dev extra) is
+installed, so the image's ``--help`` offers nothing it cannot run."""
 
 from __future__ import annotations
 
 import argparse
+
+from gameai.cli.common import USAGE, CommandError, installed
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +41,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``gameai bench server``."""
+    """Add ``gameai bench server`` where its client is installed."""
+    if not installed("httpx"):
+        return
     p = sub.add_parser(
         "server", help="move server throughput and latency, gRPC and REST",
         description="Start a server on free loopback ports with an embedded Redis and a "
@@ -55,7 +61,6 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from gameai.cli import CommandError
     from service.app import serve
     from service.settings import SettingsError, load_settings
 
@@ -63,7 +68,7 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(flags)
     except SettingsError as e:
-        raise CommandError(str(e), status=2) from None
+        raise CommandError(str(e), USAGE) from None
     return serve(settings)
 
 

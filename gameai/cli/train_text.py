@@ -1,0 +1,79 @@
+"""The text ``gameai train``, ``gameai evaluate`` and the trainer's benchmarks print (their
+``--json`` prints the same figures as JSON)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gameai.models import Model
+
+
+def evaluation_text(model: Model, report: dict[str, Any]) -> str:
+    info = model.info
+    lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
+             f"{info.games_played:,} games, {report['model_bytes']:,} bytes"]
+    if "losses_as_x" in report and "losses_as_o" in report:
+        from trainer.evaluate import unbeatable
+
+        verdict = "unbeatable" if unbeatable(report) else "beatable"
+        what = report.get("opponent_counts", "lines")
+        lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
+                     f"{report['losses_as_o']:,} ({verdict}; the game is "
+                     f"{report.get('game_value', 'unsolved').replace('_', ' ')})")
+    if "optimal_move_rate" in report:
+        lines.append(f"  optimal moves: {100 * report['optimal_move_rate']:.2f}% of "
+                     "reachable positions")
+    for side, r in report["vs_random"].items():
+        lines.append(f"  vs random {side.replace('_', ' ')}: {r['win']} won, {r['draw']} "
+                     f"drawn, {r['loss']} lost")
+    for name, ok in report.get("checks", {}).items():
+        lines.append(f"  {name.replace('_', ' ')}: {'yes' if ok else 'NO'}")
+    for name, why in report["omitted"].items():
+        lines.append(f"  omitted {name}: {why}")
+    return "\n".join(lines)
+
+
+def train_text(report: dict[str, Any]) -> str:
+    from trainer.progress import summary
+
+    head = (f"{report['algorithm']} on {report['game']}: {report['games_played']:,} games")
+    if "stopped" in report:
+        head += (f", stopped: {report['stopped']}, self-play {report['selfplay_seconds']} s "
+                 f"({report['games_per_second']:,.0f} games/s)")
+    lines = [head, "  " + summary(report["evaluation"])]
+    if "distillation" in report:
+        lines.append("  distillation: " + json.dumps(report["distillation"]))
+    if "out" in report:
+        lines.append(f"  wrote {report['out']}")
+    elif "published" not in report:
+        lines.append("  model not saved (use --out FILE or --store URL)")
+    if "published" in report:
+        lines.append("  published: " + json.dumps(report["published"]))
+    if "plot" in report:
+        lines.append(f"  plot: {report['plot']}")
+    return "\n".join(lines)
+
+
+def figure_lines(figures: dict[str, Any]) -> str:
+    return "\n".join(f"{k:>34}: {v}" for k, v in figures.items())
+
+
+def learners_text(figures: dict[str, Any]) -> str:
+    lines = [f"time until unbeatable as X and O on {figures['game']} (wall: self-play and "
+             f"evaluation; load average {figures['load_average']})"]
+    for algorithm in ("td", "qlearning", "tally"):
+        f = figures[algorithm]
+        runs = ", ".join(f"seed {r['seed']}: {r['seconds']:.2f} s ({r['games']:,} games)"
+                         for r in f["runs"])
+        target = (f"of target {f['target_seconds']:.0f} s " if f["target_seconds"] is not None
+                  else "")
+        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s {target}"
+                     f"[{'met' if f['met'] else 'MISSED'}]; {runs}")
+    for r in figures["mlp"]["runs"]:
+        lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
+                     f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "
+                     f"{100 * r['network_accuracy']:.1f}%, unbeatable {r['unbeatable']}, "
+                     f"{r['student_move_us']:.0f} us/move vs {r['teacher_move_us']:.0f}")
+    return "\n".join(lines)

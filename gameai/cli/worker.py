@@ -1,0 +1,61 @@
+"""``gameai trainer``: the long-running training worker (:mod:`trainer.worker`).
+
+The handler turns the flags into the worker's settings and the worker's named errors into
+exit statuses: 2 for a setting, parameter or warm start that cannot be used, 3 when the
+store cannot be reached. The worker itself knows nothing of the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive
+from gameai.cli.train import ALGORITHMS, parse_params, store_options
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gameai trainer``."""
+    p = sub.add_parser(
+        "trainer", help="the training worker: learn, publish, promote through the gates",
+        description="Train in rounds, publish a candidate every --publish-every games with "
+        "its evaluation, promote it when the gates pass, and serve Prometheus metrics and "
+        "/healthz on --metrics-port. SIGTERM finishes the round and exits 0.")
+    p.add_argument("--game", required=True)
+    p.add_argument("--algorithm", required=True, choices=ALGORITHMS[:3])
+    store_options(p)
+    p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
+    p.add_argument("--publish-every", type=positive, metavar="N",
+                   help="self-play games between publish attempts (default: per algorithm)")
+    p.add_argument("--publish-min-seconds", type=float, metavar="S",
+                   help="at most one candidate per S seconds (default 60)")
+    p.add_argument("--metrics-port", type=int, metavar="P",
+                   help="default: $GAMEAI_METRICS_PORT or 9100 (0: any free port)")
+    p.add_argument("--host", help="bind address of the metrics port (default 127.0.0.1)")
+    p.add_argument("--from-version", metavar="V", help="warm-start from this stored version "
+                   "(number, alias or 'latest')")
+    p.add_argument("--resume", action="store_true",
+                   help="warm-start from the production version if the store has one, else "
+                   "start fresh (for restarts under Compose or Kubernetes)")
+    p.add_argument("--promote", choices=("auto", "manual"), default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
+    p.add_argument("--log-level", help="debug, info, warning or error (default: "
+                   "$GAMEAI_LOG_LEVEL or info)")
+    p.set_defaults(func=run_trainer)
+
+
+def run_trainer(args: argparse.Namespace) -> int:
+    from gameai.store import StoreUnavailable
+    from trainer.learner import BadParameter
+    from trainer.settings import SettingsError, load_settings
+    from trainer.training import CannotTrain
+    from trainer.worker import main
+
+    flags = {**vars(args), "params": parse_params(args.param)}
+    try:
+        return main(load_settings(flags))
+    except (SettingsError, BadParameter, CannotTrain) as e:
+        raise CommandError(str(e), USAGE) from e
+    except StoreUnavailable as e:
+        raise CommandError(str(e), STORE_DOWN) from e
