@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from gameai.models import Model
 
 
+_VALUES = {"x_wins": "won by X", "draw": "a draw", "o_wins": "won by O"}
+
+
 def evaluation_text(model: Model, report: dict[str, Any]) -> str:
     info = model.info
     lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
@@ -21,7 +24,7 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
         what = report.get("opponent_counts", "lines")
         lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
                      f"{report['losses_as_o']:,} ({verdict}; the game is "
-                     f"{report.get('game_value', 'unsolved').replace('_', ' ')})")
+                     f"{_VALUES.get(report.get('game_value', ''), 'unsolved')})")
     if "optimal_move_rate" in report:
         lines.append(f"  optimal moves: {100 * report['optimal_move_rate']:.2f}% of "
                      "reachable positions")
