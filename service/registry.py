@@ -121,9 +121,9 @@ class Registry:
             for result in LOAD_RESULTS:
                 metrics.model_loads.labels(name, result)
         self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
-        # (game, version) -> fingerprint of the stored bytes that failed to load: not tried
-        # (nor counted, nor logged) again until they change
-        self._refused: dict[tuple[str, int], str] = {}
+        # (game, version) -> (fingerprint of the stored bytes that failed to load, the load
+        # result): not tried (nor counted, nor logged) again until they change
+        self._refused: dict[tuple[str, int], tuple[str, str]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one refresh or pinned load at a time
@@ -199,12 +199,9 @@ class Registry:
             pinned = self._pinned[game.name]
             if version in pinned:
                 return pinned[version]
-            if (game.name, version) in self._refused:  # re-checked by every refresh
-                raise UnknownModel(f"{game.name} version {version} cannot be loaded",
-                                   field="model")
-            loaded = self._load(game, version)
+            loaded = self._load(game, version)  # a refused version is re-checked by refresh
             if loaded is None:
-                raise UnknownModel(f"{game.name} has no version {version}", field="model")
+                raise UnknownModel(self._refusal(game.name, version), field="model")
             pinned[version] = loaded
             while len(pinned) > PINNED_VERSIONS:
                 pinned.popitem(last=False)
@@ -253,7 +250,7 @@ class Registry:
         """Bring every game in step with the store now (raises ``StoreError`` if down)."""
         with self._lock:
             for game, version in list(self._refused):  # damaged bytes replaced: try again
-                if self._refused[game, version] != self._fingerprint(game, version):
+                if self._refused[game, version][0] != self._fingerprint(game, version):
                     del self._refused[game, version]
             for name in self._served:
                 self._refresh_game(name)
@@ -398,8 +395,14 @@ class Registry:
         log.info("loaded %s version %d (%s)", game.name, version, model.kind)
         return loaded
 
+    def _refusal(self, game: str, version: int) -> str:
+        """Why a refused version is not served: the same words however often it is asked."""
+        if self._refused[game, version][1] == "missing":
+            return f"{game} has no version {version}"
+        return f"{game} version {version} cannot be loaded"
+
     def _failed(self, game: Game, version: int, result: str, why: str) -> Loaded | None:
-        self._refused[game.name, version] = self._fingerprint(game.name, version)
+        self._refused[game.name, version] = (self._fingerprint(game.name, version), result)
         self.metrics.model_loads.labels(game.name, result).inc()
         log.warning("cannot load %s version %d: %s", game.name, version, why)
         return None

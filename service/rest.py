@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI, Header, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
@@ -64,9 +65,11 @@ def _to_json(body: dict[str, Any]) -> bytes:
     return _to_json_text(body).encode()
 def create_app(runtime: Runtime) -> FastAPI:
     """The REST application over ``runtime`` (registry, metrics, settings, drain state)."""
-    app = FastAPI(title="gameai move server", version="1",
-                  description="Best moves and position values for m,n,k games. "
-                  "The same API over gRPC: proto/gameai/v1.")
+    # /docs and /redoc from assets the fastapi-offline package bundles (not a CDN), so they
+    # work on a machine without internet, under /static-offline-docs.
+    app = FastAPIOffline(title="gameai move server", version="1",
+                         description="Best moves and position values for m,n,k games. "
+                         "The same API over gRPC: proto/gameai/v1.")
     registry, settings = runtime.registry, runtime.settings
 
     def answer(request: Request, method: str, game: str, body: dict[str, Any],

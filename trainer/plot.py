@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from trainer.training import Checkpoint
 
 
-def plot_history(history: Sequence[Checkpoint], path: str | Path, *, title: str,
-                 cols: int) -> None:
-    """Write the learning curves of ``history`` to the PNG ``path``.
+class PlotUnavailable(RuntimeError):
+    """matplotlib (the ``plot`` extra) is not installed."""
+
+
+def require_matplotlib() -> ModuleType:
+    """``matplotlib.pyplot`` drawing to files (no display), imported now so that a command
+    can find out before any work that it will not be able to draw.
 
     Raises:
-        RuntimeError: matplotlib is not installed (``pip install gameai[plot]``).
+        PlotUnavailable: matplotlib is not installed; the message says how to get it.
     """
     try:
         import matplotlib
@@ -27,7 +32,21 @@ def plot_history(history: Sequence[Checkpoint], path: str | Path, *, title: str,
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        raise RuntimeError("plots need matplotlib: pip install 'gameai[plot]'") from e
+        raise PlotUnavailable("plots need matplotlib: pip install 'gameai[plot]' (in a "
+                              "checkout: pip install -c constraints.txt -e '.[plot]')") from e
+    return plt
+
+
+def plot_history(history: Sequence[Checkpoint], path: str | Path, *, title: str,
+                 cols: int) -> None:
+    """Write the learning curves of ``history`` to the image file ``path`` (PNG, or the
+    format its suffix names).
+
+    Raises:
+        PlotUnavailable: matplotlib is not installed.
+        OSError, ValueError: the file cannot be written, or its format is unknown.
+    """
+    plt = require_matplotlib()
     games = [c.games for c in history]
     fig, (ax_loss, ax_opt, ax_open) = plt.subplots(3, 1, figsize=(8, 10), sharex=True)
     for side, style in (("x", "-"), ("o", "--")):

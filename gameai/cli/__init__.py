@@ -17,6 +17,10 @@ from gameai.cli import games, models, serve, stress, train, up, worker
 from gameai.cli.common import USAGE, CommandError
 from gameai.games.errors import GameError
 
+# Flags whose value may start with "-": a board whose first cell is empty ("-X-|-O-|---"),
+# which argparse would otherwise take for an option.
+DASHED_VALUES = ("--board",)
+
 # In help order. A module may also have ``register_bench(subparsers)`` to add a
 # ``gameai bench NAME`` benchmark.
 COMMANDS = (games, models, train, worker, serve, up, stress)
@@ -40,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_dashed_values(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
     except GameError as e:
@@ -54,6 +58,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``gameai analyze ... | head``)
         sys.stderr.close()
         return 0
+
+
+def attach_dashed_values(argv: Sequence[str]) -> list[str]:
+    """``--board -X-|...`` as ``--board=-X-|...``, so argparse reads the board as the
+    flag's value rather than as an unknown option."""
+    out: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        value = next(args, None) if arg in DASHED_VALUES else None
+        if value is None:
+            out.append(arg)
+        elif value.startswith("-"):
+            out.append(f"{arg}={value}")
+        else:
+            out += [arg, value]
+    return out
 
 
 if __name__ == "__main__":

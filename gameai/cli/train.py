@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gameai.cli.common import STORE_DOWN, CommandError, positive, write_atomically
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive, write_atomically
 from gameai.cli.train_text import evaluation_text, figure_lines, learners_text, train_text
 
 if TYPE_CHECKING:
@@ -113,6 +113,8 @@ def run_train(args: argparse.Namespace) -> int:
     if args.promote and not args.store:
         raise CommandError("--promote needs --store (where to publish)")
     out = _writable(args.out, args.force)
+    if args.plot:
+        _can_plot(args.plot)
     try:
         if args.algorithm == "mlp":
             model, extra = _distil(args, game, params)
@@ -120,16 +122,50 @@ def run_train(args: argparse.Namespace) -> int:
             model, extra = _self_play(args, game, params)
     except (BadParameter, CannotTrain) as e:
         raise CommandError(str(e)) from e
+    history = extra.pop("history", None)  # learning curves: drawn once the model is safe
     if out is not None:
         write_atomically(out, model.to_bytes())
         extra["out"] = str(out)
     if args.store:
         extra["published"] = _publish(args, model)
+    failed = _plot(args, game, history, extra) if args.plot else None
     report = {"game": game.name, "algorithm": args.algorithm, "seed": args.seed,
               "games_played": model.info.games_played, **extra,
               "evaluation": model.info.evaluation}
     print(json.dumps(report) if args.json else train_text(report))
+    if failed:
+        kept = f"the model is kept ({out})" if out else "the model is not saved (no --out)"
+        raise CommandError(f"cannot draw {args.plot}: {failed}; {kept}")
     return 0
+
+
+def _can_plot(path: str) -> None:
+    """Before any training: matplotlib is there and ``--plot`` names a file we can write."""
+    from trainer.plot import PlotUnavailable, require_matplotlib
+
+    target = Path(path)
+    if target.is_dir() or not target.parent.is_dir():
+        raise CommandError(f"--plot {path}: not a file in an existing directory", USAGE)
+    try:
+        require_matplotlib()
+    except PlotUnavailable as e:
+        raise CommandError(f"--plot: {e}", USAGE) from e
+
+
+def _plot(args: argparse.Namespace, game: Game, history: Any,
+          extra: dict[str, Any]) -> str | None:
+    """Draw the learning curves, after the model is written: why not, or ``None``."""
+    from trainer.plot import plot_history
+
+    if history is None:  # mlp distillation has no learning curves
+        return None
+    try:
+        plot_history(history, args.plot, cols=game.cols,
+                     title=f"{args.algorithm} on {game.name}, seed {args.seed}")
+    except (RuntimeError, OSError, ValueError) as e:
+        return str(e)
+    extra["plot"] = args.plot
+    return None
 
 
 def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
@@ -152,16 +188,8 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
     extra: dict[str, Any] = {"stopped": result.stopped,
                              "selfplay_seconds": round(result.seconds, 3),
                              "games_per_second": round(learner.games_played
-                                                       / max(result.seconds, 1e-9), 1)}
-    if args.plot:
-        from trainer.plot import plot_history
-
-        try:
-            plot_history(result.history, args.plot, cols=game.cols,
-                         title=f"{args.algorithm} on {game.name}, seed {args.seed}")
-        except (RuntimeError, OSError) as e:
-            raise CommandError(f"cannot draw {args.plot}: {e}") from e
-        extra["plot"] = args.plot
+                                                       / max(result.seconds, 1e-9), 1),
+                             "history": result.history}
     return result.model, extra
 
 

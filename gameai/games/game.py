@@ -45,7 +45,8 @@ _NAMED = {
     "connect-four": (6, 7, 4, True),
 }
 _NAME_OF = {params: name for name, params in _NAMED.items()}
-_PATTERN = re.compile(r"(mnk|connect)-(\d{1,2})x(\d{1,2})-(\d{1,2})")
+_PATTERN = re.compile(r"(mnk|connect)-(\d+)x(\d+)-(\d+)")
+_DIGITS = 6  # sizes longer than this are refused as too large without parsing them
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
@@ -287,11 +288,15 @@ def get_mnk_game(name: str) -> MnkGame:
             f"unknown game {shown!r}: known games are {', '.join(known_games())}, "
             "or any mnk-RxC-K (R rows, C columns, K in a row) or connect-RxC-K (with gravity)"
         )
+    shown = key if len(key) <= 40 else key[:40] + "..."
+    if any(len(digits) > _DIGITS for digits in match.group(2, 3, 4)):
+        raise UnknownGame(f"game {shown!r}: a board has at most {MAX_CELLS} cells")
     family, rows, cols, k = match.group(1), *map(int, match.group(2, 3, 4))
-    if not (1 <= rows and 1 <= cols and rows * cols <= MAX_CELLS):
-        raise UnknownGame(
-            f"game {key!r}: the board must have at least one cell and at most {MAX_CELLS}"
-        )
+    if rows * cols > MAX_CELLS:
+        raise UnknownGame(f"game {shown!r}: a board has at most {MAX_CELLS} cells "
+                          f"({rows}x{cols} is {rows * cols:,})")
+    if rows < 1 or cols < 1:
+        raise UnknownGame(f"game {shown!r}: a board has at least one row and one column")
     if not 1 <= k <= max(rows, cols):
         raise UnknownGame(f"game {key!r}: k must be between 1 and {max(rows, cols)}")
     return _make(rows, cols, k, family == "connect")

@@ -43,3 +43,15 @@ def test_solve_json_lists_optimal_moves():
     assert report["value"] == 0 and report["optimal_moves"] == [7]
     assert report["moves"][0] == {"row": 2, "col": 1, "index": 7, "outcome": "draw",
                                   "distance": 5, "optimal": True}
+
+
+def test_a_board_starting_with_an_empty_cell_is_a_board_not_a_flag():
+    for board, to_move, moves in (("-X-|-O-|---", "X", 7), ("---|---|---", "X", 9),
+                                  ("--X|-O-|---", "X", 7)):
+        out = gameai("solve", "tictactoe", "--board", board, "--json")
+        assert out.returncode == 0, out.stderr
+        solution = json.loads(out.stdout)
+        assert solution["board"] == board and solution["to_move"] == to_move
+        assert len(solution["moves"]) == moves
+    out = gameai("solve", "tictactoe", "--board=-X-|-O-|---")
+    assert out.returncode == 0, out.stderr

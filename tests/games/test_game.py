@@ -31,7 +31,17 @@ def test_unknown_games_name_the_known_ones_or_the_limit(name):
     with pytest.raises(UnknownGame) as err:
         get_game(name)
     message = str(err.value)
-    assert "mnk-RxC-K" in message or "k must be" in message or "at most 64" in message
+    assert ("mnk-RxC-K" in message or "k must be" in message or "at most 64" in message
+            or "at least one row" in message)
+
+
+@pytest.mark.parametrize("name", ["mnk-9x9-5", "mnk-100x100-5", "connect-9x8-4",
+                                  "mnk-12345678x1-3"])
+def test_an_oversized_game_is_refused_with_one_message_naming_the_limit(name):
+    with pytest.raises(UnknownGame) as err:
+        get_game(name)
+    assert f"game {name!r}: a board has at most 64 cells" in str(err.value)
+    assert "unknown game" not in str(err.value)
 
 
 def test_unknown_game_message_lists_known_games():

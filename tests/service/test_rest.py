@@ -201,3 +201,14 @@ def test_openapi_documents_every_error_answer(http: httpx.Client) -> None:
     assert {"404", "422", "503"} <= set(models) and "HTTPValidationError" not in str(models)
     health = spec["paths"]["/healthz"]["get"]["responses"]["200"]["content"]
     assert list(health) == ["text/plain"]
+
+
+def test_a_missing_version_gets_the_same_answer_every_time(http: httpx.Client) -> None:
+    """The first ask loads (and refuses) the version, later asks hit the refusal it left:
+    both say the same."""
+    answers = [http.post("/v1/games/tictactoe/best-move",
+                         json={"board": "---|---|---", "model": "12345"}) for _ in range(3)]
+    assert [a.status_code for a in answers] == [404, 404, 404]
+    errors = [a.json()["error"] for a in answers]
+    assert errors[0]["message"] == "model: tictactoe has no version 12345", errors[0]
+    assert errors[1:] == errors[:1] * 2

@@ -92,3 +92,29 @@ def test_ai_against_ai_ends_in_a_draw(page) -> None:
     expect(page.locator("#status")).to_have_text("Draw (AI vs AI)", timeout=20_000)
     assert pieces(page, "X") == 5 and pieces(page, "O") == 4
     assert page.locator("#auto-draw").inner_text() == "1"
+
+
+def test_api_docs_render_without_internet(browser, server: RunningServer) -> None:
+    """/docs is Swagger UI served by the app itself: with every request off this server
+    refused (no internet), the page still lists the API's operations."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    elsewhere: list[str] = []
+
+    def only_this_server(route) -> None:
+        if route.request.url.startswith(server.http):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_this_server)
+    try:
+        page.goto(f"{server.http}/docs")
+        expect(page.locator(".swagger-ui .opblock").first).to_be_visible(timeout=15_000)
+        expect(page.get_by_text("/v1/games/{game}/best-move").first).to_be_visible()
+    finally:
+        context.close()
+    assert elsewhere == []

@@ -118,3 +118,43 @@ def test_evaluate_names_a_missing_version(redis_url, capsys):
     assert main(["evaluate", "--store", redis_url, "--game", "tictactoe", "--version",
                  "4"]) == 1
     assert "tictactoe has no version 4" in capsys.readouterr().err
+
+
+def _without_matplotlib(tmp_path) -> dict[str, str]:
+    """An environment whose Python cannot import matplotlib (as after the README's install
+    without the plot extra)."""
+    import os
+
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['matplotlib'] = None\n")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(hide),
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
+def test_plot_without_matplotlib_is_refused_before_training(tmp_path):
+    out = tmp_path / "td.gmodel"
+    done = _gameai("train", "--game", "tictactoe", "--algorithm", "td", "--until-unbeatable",
+                   "--out", str(out), "--plot", str(tmp_path / "td.png"), "--json",
+                   env=_without_matplotlib(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert "--plot: plots need matplotlib: pip install 'gameai[plot]'" in done.stderr
+    assert done.stdout == "" and "td tictactoe" not in done.stderr  # no training, no bar
+    assert not out.exists()
+
+
+def test_a_plot_that_cannot_be_drawn_never_loses_the_model(tmp_path, capsys):
+    out, plot = tmp_path / "td.gmodel", tmp_path / "curves.nosuchformat"
+    code = main(["train", "--game", "tictactoe", "--algorithm", "td", "--games", "300",
+                 "--seed", "1", "--out", str(out), "--plot", str(plot), "--json", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert f"cannot draw {plot}" in captured.err and f"the model is kept ({out})" in captured.err
+    assert load_model(out.read_bytes()).info.games_played == 300
+    assert json.loads(captured.out)["out"] == str(out)
+
+
+def test_a_plot_into_a_missing_folder_is_refused_before_training(tmp_path, capsys):
+    code = main(["train", "--game", "tictactoe", "--algorithm", "td", "--games", "300",
+                 "--plot", str(tmp_path / "nowhere" / "td.png"), "--quiet"])
+    assert code == 2 and "not a file in an existing directory" in capsys.readouterr().err

@@ -1,0 +1,141 @@
+"""docs/api.md's examples, run against a live server: every ``curl`` command with real curl,
+the ``grpcurl`` request through the Python client, and every answer the page shows
+compared with the live one, so the page cannot drift from what the server says.
+
+The page's store: tictactoe versions 1-5 (the solver's perfect model), production at 3;
+the admin token in ``$TOKEN``. An answer is shown as ``#`` lines under its command; they
+are joined without the ``# `` and the indentation, and compared as JSON, where the string
+``"..."`` stands for any string (a timestamp).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import json_format
+
+from gameai.models import TableModel
+from gameai.store import ModelStore, RedisServer
+from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from tests.service.conftest import ADMIN_TOKEN, RunningServer, new_store, settings, variant
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+HOST = "localhost:8000"
+GRPC_HOST = "localhost:50051"
+
+
+@dataclass
+class Example:
+    line: int
+    command: str
+    shown: str | None  # the answer the page shows, joined; None when it shows none
+
+
+def examples(text: str) -> list[Example]:
+    """Every command of the page's ``sh`` blocks with the answer shown under it."""
+    found: list[Example] = []
+    block = False
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            block = line.strip() == "```sh" if not block else False
+            i += 1
+            continue
+        if block and line.startswith(("curl ", "grpcurl ")):
+            start, command = i + 1, line
+            while command.endswith("\\"):
+                i += 1
+                command = command[:-1] + " " + lines[i].strip()
+            shown = []
+            while i + 1 < len(lines) and lines[i + 1].startswith("#"):
+                i += 1
+                shown.append(lines[i].lstrip("#").strip())
+            found.append(Example(start, command, "".join(shown) or None))
+        i += 1
+    return found
+
+
+def matches(shown: Any, live: Any) -> bool:
+    """``live`` is ``shown``, where a shown ``"..."`` stands for any string."""
+    if shown == "...":
+        return isinstance(live, str)
+    if isinstance(shown, dict):
+        return isinstance(live, dict) and shown.keys() == live.keys() and all(
+            matches(shown[k], live[k]) for k in shown)
+    if isinstance(shown, list):
+        return isinstance(live, list) and len(shown) == len(live) and all(
+            matches(a, b) for a, b in zip(shown, live, strict=True))
+    return bool(shown == live) and type(shown) is type(live)
+
+
+@pytest.fixture(scope="module")
+def page_server(redis_server: RedisServer, perfect: TableModel) -> Iterator[RunningServer]:
+    store: ModelStore = new_store(redis_server.url)
+    for number in range(1, 6):
+        store.publish(variant(perfect, algorithm="solver", games_played=number), by="docs")
+    store.set_alias(game="tictactoe", alias="production", version=3, by="docs")
+    running = RunningServer(settings(store), store)
+    yield running
+    running.stop()
+    store.close()
+
+
+def run_curl(command: str, server: RunningServer) -> str:
+    assert HOST in command, command
+    command = command.replace(HOST, server.http.removeprefix("http://"))
+    done = subprocess.run(["bash", "-c", command + " --silent --show-error --fail-with-body"],
+                          capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "TOKEN": ADMIN_TOKEN})
+    assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def run_grpcurl(command: str, server: RunningServer) -> str:
+    """A ``grpcurl -plaintext -d JSON HOST Service/Method`` request, sent with the Python
+    client (grpcurl itself is not part of the install)."""
+    words = shlex.split(command)
+    assert words[-2] == GRPC_HOST and "-plaintext" in words, command
+    body = json.loads(words[words.index("-d") + 1])
+    service, method = words[-1].rsplit("/", 1)
+    assert service == "gameai.v1.MoveService", command
+    request = json_format.ParseDict(body, getattr(move_pb2, f"{method}Request")())
+    with grpc.insecure_channel(server.grpc) as channel:
+        reply = getattr(move_pb2_grpc.MoveServiceStub(channel), method)(request, timeout=10)
+    return json.dumps(json_format.MessageToDict(reply, preserving_proto_field_name=True))
+
+
+def test_the_page_has_examples() -> None:
+    found = examples(DOC.read_text())
+    assert sum(e.command.startswith("curl") for e in found) >= 5
+    assert sum(e.shown is not None for e in found) >= 4
+
+
+def test_every_example_answers_as_the_page_shows(page_server: RunningServer) -> None:
+    for example in examples(DOC.read_text()):
+        runner = run_curl if example.command.startswith("curl") else run_grpcurl
+        live = runner(example.command, page_server)
+        if example.shown is None:
+            continue
+        where = f"docs/api.md line {example.line}: {example.command}"
+        shown = json.loads(example.shown)
+        answer = json.loads(live)
+        assert matches(shown, answer), f"{where}\nthe page shows {example.shown}\nlive: {live}"
+
+
+def test_the_comparison_catches_a_drifted_answer() -> None:
+    assert matches({"at": "...", "to": 4}, {"at": "2026-01-01", "to": 4})
+    assert not matches({"to": 4}, {"to": 5})
+    assert not matches({"value": 0.9}, {"value": 1.0})
+    assert not matches({"value": 0}, {"value": 0.0})  # 0 and 0.0 print differently
+    assert not matches([1, 2], [1, 2, 3])
