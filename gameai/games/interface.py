@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games.errors import InvalidBoard
+
 if TYPE_CHECKING:
     from gameai.games.graph import StateGraph
     from gameai.games.solver import Solution
@@ -83,6 +85,7 @@ class Batch:
     syms: I8
     legal: npt.NDArray[np.bool_]  # (positions, num_actions)
     to_move: list[str]
+    masks: tuple[U64, U64] | None = None  # the boards as X and O bitmasks (m,n,k games)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -144,6 +147,16 @@ class Game(abc.ABC):
         frm, to = divmod(action - cells, cells)
         return frm, to
 
+    def split_actions(self, actions: npt.NDArray[np.integer]
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Vectorised :meth:`split_action`: ``(from, to)`` arrays, ``from`` -1 for a
+        placement."""
+        a = np.asarray(actions, dtype=np.int64)
+        moving = a >= self.cells
+        frm = np.where(moving, (a - self.cells) // self.cells, -1)
+        to = np.where(moving, (a - self.cells) % self.cells, a)
+        return frm, to
+
     def action_of(self, to: int, frm: int | None = None) -> int:
         """The action id of a placement on ``to`` or a movement ``frm -> to``."""
         return to if frm is None else self.cells + frm * self.cells + to
@@ -191,7 +204,7 @@ class Game(abc.ABC):
             try:
                 states.append(self.parse(text, to_move=to_move).require_playable())
             except GameError as e:
-                e.field = f"boards[{i}]"  # type: ignore[attr-defined]
+                e.field = f"boards[{i}]"
                 raise
         return states
 
@@ -204,6 +217,24 @@ class Game(abc.ABC):
         """The :class:`Batch` of ``states`` (positions of this game)."""
         keys, syms = self.canonical_many(states)
         return Batch(keys, syms, self.legal_many(states), [s.to_move for s in states])
+
+    def parse_moves(self, text: object) -> State:
+        """The position after the moves ``text`` from :meth:`initial`, in the game's move
+        notation, with the draw rule applied along the way.
+
+        Raises:
+            InvalidBoard: the game has no move notation, or the text is malformed
+                (``field`` is ``moves``).
+            IllegalMove: a move the rules forbid; the message names it (``field`` moves).
+            GameOver: the moves end in a draw by repetition.
+        """
+        raise InvalidBoard(f"moves: {self.name} takes a board, not a list of moves",
+                           field="moves")
+
+    def rules(self) -> dict[str, Any]:
+        """What a client needs to play the game beyond the board's size (the web board
+        reads it from ``GET /v1/games``); empty for games where a move fills a cell."""
+        return {}
 
     @abc.abstractmethod
     def describe(self) -> str:

@@ -60,6 +60,7 @@ CELLS = SIZE * SIZE
 PIECES = 3  # each side's
 CENTRE = 4
 SIDE_KEY = 3 ** CELLS  # added to the key when O is to move
+MAX_MOVES_TEXT = 2000  # characters of a move list
 BIG = 32  # score scale: every variant's longest forced win is 9 plies or fewer (docs/games.md)
 FULL = (1 << CELLS) - 1
 
@@ -161,6 +162,70 @@ class MorrisGame(Game):
                 f"this position cannot arise in {self.name}: no sequence of legal moves "
                 f"from the empty board reaches it with {board.to_move} to move")
         return board
+
+    def parse_moves(self, text: object) -> MorrisBoard:
+        """The position after ``text``: moves from the empty board separated by spaces or
+        commas, a placement as its point numbered 1-9 row by row (seed 000's numbering), a
+        movement as ``from-to`` (``"5 1 9 3 7 2 9-6"``). The draw rule applies: a move that
+        brings a position round for the third time ends the game in a draw.
+
+        Raises:
+            InvalidBoard: malformed text (``field`` moves).
+            IllegalMove: a move the rules forbid, or one after the game ended; the message
+                names the move by its number (``field`` moves).
+            GameOver: the last move drew the game by repetition.
+        """
+        if not isinstance(text, str):
+            raise InvalidBoard(f"moves: must be text like '5 1 9 3 7 2 9-6', got "
+                               f"{type(text).__name__}", field="moves")
+        if len(text) > MAX_MOVES_TEXT:
+            raise InvalidBoard(f"moves: {len(text)} characters long; at most "
+                               f"{MAX_MOVES_TEXT} are accepted", field="moves")
+        tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
+        state = self.initial()
+        seen = {state.key: 1}
+        for number, token in enumerate(tokens, 1):
+            action = self._action_of_token(token, number)
+            if state.is_over():
+                raise _illegal(f"moves: move {number} ({token}): the game was already over: "
+                               f"{state.winner()} had won")
+            try:
+                state = state.play(action)
+            except IllegalMove as e:
+                raise _illegal(f"moves: move {number} ({token}): {e}") from None
+            seen[state.key] = seen.get(state.key, 0) + 1
+            if seen[state.key] >= 3:
+                if number < len(tokens):
+                    raise _illegal(f"moves: move {number + 1} ({tokens[number]}): the game was "
+                                   f"already over: drawn at move {number}, when the position "
+                                   "came round for the third time")
+                error = GameOver(None, why=f"a draw: move {number} ({token}) brought the "
+                                 "position round for the third time")
+                error.field = "moves"
+                raise error
+        return state
+
+    def _action_of_token(self, token: str, number: int) -> int:
+        match = re.fullmatch(r"([1-9])(?:-([1-9]))?", token)
+        if match is None:
+            raise InvalidBoard(f"moves: move {number} ({token[:20]!r}) is not a point 1-9 or a "
+                               "movement like '9-6'", field="moves")
+        first, second = match.groups()
+        if second is None:
+            return int(first) - 1
+        return self.action_of(int(second) - 1, int(first) - 1)
+
+    def rules(self) -> dict[str, Any]:
+        return {
+            "pieces": PIECES,
+            "neighbours": [[t for t in range(CELLS) if self.neighbours[f] >> t & 1]
+                           for f in range(CELLS)],
+            "lines": [[c for c in range(CELLS) if line >> c & 1] for line in self.lines],
+            "barred_first_placement": [] if self.centre_opening else [CENTRE],
+            "draw_rule": "threefold repetition: a position that occurs for the third time "
+                         "draws",
+            "to_move": "required once all six pieces are down",
+        }
 
     @cached_property
     def reachable(self) -> frozenset[int]:
@@ -351,8 +416,14 @@ def variants() -> tuple[MorrisGame, ...]:
 
 # -- helpers -----------------------------------------------------------------------------
 
+def _illegal(message: str) -> IllegalMove:
+    error = IllegalMove(message)
+    error.field = "moves"
+    return error
+
+
 def _point(index: int) -> str:
-    return f"{index} (row {index // SIZE}, column {index % SIZE})"
+    return f"(row {index // SIZE}, column {index % SIZE})"
 
 
 def _base3(x: int, o: int) -> int:
@@ -408,17 +479,17 @@ def _side(game: MorrisGame, x: int, o: int, to_move: object) -> bool:
     given = None if to_move is None or to_move == "" else to_move
     if given is not None and given not in ("X", "O"):
         shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:37] + "..."
-        raise InvalidBoard(f"to_move must be 'X' or 'O', got {shown}")
+        raise InvalidBoard(f"to_move: must be 'X' or 'O', got {shown}", field="to_move")
     if nx + no < 2 * PIECES:
         implied = "X" if nx == no else "O"
         if given is not None and given != implied:
             raise InvalidBoard(
-                f"to_move {given!r} is impossible: pieces are still being placed (X has {nx}, "
-                f"O has {no}), so {implied} is to move")
+                f"to_move: {given!r} is impossible: pieces are still being placed (X has {nx}, "
+                f"O has {no}), so {implied} is to move", field="to_move")
         return implied == "X"
     if given is None:
-        raise InvalidBoard("to_move is required: all six pieces are down, so the counts no "
-                           "longer tell whose turn it is (give 'X' or 'O')")
+        raise InvalidBoard("to_move: required once all six pieces are down: the counts no "
+                           "longer tell whose turn it is (give 'X' or 'O')", field="to_move")
     return given == "X"
 
 
@@ -431,8 +502,8 @@ def _check_lines(game: MorrisGame, board: MorrisBoard) -> None:
         raise InvalidBoard("both sides have three in a row; the game ends at the first line")
     for side, has in (("X", x_line), ("O", o_line)):
         if has and board.to_move == side:
-            raise InvalidBoard(f"to_move {side!r} is impossible: {side} has three in a row, "
-                               f"so {side} moved last")
+            raise InvalidBoard(f"to_move: {side!r} is impossible: {side} has three in a "
+                               f"row, so {side} moved last", field="to_move")
 
 
 def _graph(game: MorrisGame) -> StateGraph:

@@ -145,7 +145,12 @@ class Model(abc.ABC):
         unfinished positions (what ``game.parse_batch`` returns)."""
         if len(batch) == 0:
             return np.zeros((0, self.game.num_actions), dtype=np.float32)
-        canon = self._canonical_values(batch.keys, None, None)
+        x = o = None
+        if batch.masks is not None and self.kind == "mlp":  # the network reads the boards
+            game = as_mnk(self.game)
+            x = transform_masks(game, batch.masks[0], batch.syms)
+            o = transform_masks(game, batch.masks[1], batch.syms)
+        canon = self._canonical_values(batch.keys, x, o)
         values = np.take_along_axis(canon, self._perms[batch.syms.astype(np.intp)], axis=1)
         return np.where(batch.legal, np.nan_to_num(values, nan=0.0), np.nan).astype(np.float32)
 

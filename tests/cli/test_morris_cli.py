@@ -24,7 +24,7 @@ def test_solve_a_movement_position_lists_each_move_with_its_origin():
 def test_solve_without_to_move_after_the_placements_is_a_precise_error():
     out = gameai("solve", "three-mens-morris", "--board", "XO-|-XX|OO-")
     assert out.returncode == 2
-    assert "to_move is required: all six pieces are down" in out.stderr
+    assert "to_move: required once all six pieces are down" in out.stderr
 
 
 def test_analyze_prints_the_value_and_each_opening():

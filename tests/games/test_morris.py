@@ -110,11 +110,11 @@ def test_the_centre_opening_can_be_barred():
 @pytest.mark.parametrize(("board", "to_move", "action", "message"), [
     ("XO-|XO-|O-X", "X", 2, "placing a fourth piece: X has all three pieces"),
     ("XO-|---|---", None, (0, 2), "moving during placement: X has placed 1 of 3"),
-    ("XO-|XO-|O-X", "X", (1, 2), "the piece at 1 .* is O's; X is to move"),
-    ("XO-|XO-|O-X", "X", (2, 5), "there is no piece at 2"),
-    ("XO-|XO-|O-X", "X", (0, 1), "point 1 .* is taken"),
-    ("XO-|XO-|O-X", "X", (8, 2), "point 2 .* is not next to 8"),
-    ("XO-|---|---", None, 1, "point 1 .* is taken"),
+    ("XO-|XO-|O-X", "X", (1, 2), r"the piece at \(row 0, column 1\) is O's; X is to move"),
+    ("XO-|XO-|O-X", "X", (2, 5), r"there is no piece at \(row 0, column 2\)"),
+    ("XO-|XO-|O-X", "X", (0, 1), r"point \(row 0, column 1\) is taken"),
+    ("XO-|XO-|O-X", "X", (8, 2), r"point \(row 0, column 2\) is not next to \(row 2, column 2"),
+    ("XO-|---|---", None, 1, r"point \(row 0, column 1\) is taken"),
     ("XO-|---|---", None, 90, "out of range"),
 ])
 def test_illegal_moves_say_what_is_wrong(board, to_move, action, message):
@@ -126,19 +126,19 @@ def test_illegal_moves_say_what_is_wrong(board, to_move, action, message):
 
 
 @pytest.mark.parametrize(("board", "to_move", "message"), [
-    ("XO-|XO-|O-X", None, "to_move is required: all six pieces are down"),
-    ("XO-|XO-|O-X", "", "to_move is required"),
-    ("XO-|---|---", "O", "to_move 'O' is impossible: pieces are still being placed \\(X has "
+    ("XO-|XO-|O-X", None, "to_move: required once all six pieces are down"),
+    ("XO-|XO-|O-X", "", "to_move: required"),
+    ("XO-|---|---", "O", "to_move: 'O' is impossible: pieces are still being placed \\(X has "
      "1, O has 1\\), so X is to move"),
-    ("XO-|---|---", "x", "to_move must be 'X' or 'O'"),
-    ("XXX|OO-|O--", "X", "to_move 'X' is impossible: X has three in a row"),
+    ("XO-|---|---", "x", "to_move: must be 'X' or 'O'"),
+    ("XXX|OO-|O--", "X", "to_move: 'X' is impossible: X has three in a row"),
     ("XXX|OOO|---", "O", "both sides have three in a row"),
     ("XXXX|---|---", None, "row 0 has 4 cells"),
     ("XX-|X-X|---", None, "X has 4 pieces; each side has three"),
     ("OO-|---|---", None, "impossible piece counts: 0 X and 2 O"),
     ("XQ-|---|---", None, "unknown character 'Q' at row 0, column 1"),
     ("XXX|OOO|---" * 5, None, "characters long"),
-    ("XX-|X--|OOO", "O", "to_move 'O' is impossible: O has three in a row"),
+    ("XX-|X--|OOO", "O", "to_move: 'O' is impossible: O has three in a row"),
 ])
 def test_impossible_positions_are_named(board, to_move, message):
     with pytest.raises(InvalidBoard, match=message):
@@ -216,3 +216,46 @@ def test_moves_carry_their_origin():
         8, 2, 2, 5, 1, 2)
     assert str(step) == "(2, 2) -> (1, 2)"
     assert g.split_action(step.action) == (8, 5)
+
+
+# -- the move notation ------------------------------------------------------------------
+
+def test_moves_from_the_empty_board_reach_the_position():
+    g = game()
+    b = g.parse_moves("1 2 4, 5 9 7 9-6")
+    assert str(b) == "XO-|XOX|O--" and b.to_move == "O"
+    assert g.parse_moves("") == g.initial()
+
+
+@pytest.mark.parametrize(("moves", "error", "message"), [
+    ("1 2 4 5 9 7 10", InvalidBoard, r"move 7 \('10'\) is not a point 1-9"),
+    ("1 2 4 5 9 7 9_6", InvalidBoard, "is not a point 1-9 or a movement"),
+    ("1 2 4 5 9 7 3", IllegalMove, r"move 7 \(3\): placing a fourth piece: X has all three"),
+    ("1 2 1-3", IllegalMove, r"move 3 \(1-3\): moving during placement: X has placed 1 of 3"),
+    ("1 2 4 5 9 7 2-3", IllegalMove, r"move 7 \(2-3\): the piece at \(row 0, column 1\) is O's"),
+    ("1 2 4 5 9 7 9-3", IllegalMove, r"move 7 \(9-3\): point \(row 0, column 2\) is not next"),
+    ("1 2 4 5 9 7 9-7", IllegalMove, r"move 7 \(9-7\): point \(row 2, column 0\) is taken"),
+    ("1 2 2", IllegalMove, r"move 3 \(2\): point \(row 0, column 1\) is taken"),
+    ("5 2 1 3 9 4", IllegalMove, r"move 6 \(4\): the game was already over: X had won"),
+])
+def test_a_bad_move_is_named_by_its_number(moves, error, message):
+    with pytest.raises(error, match=message) as caught:
+        game().parse_moves(moves)
+    assert caught.value.field == "moves"
+
+
+def test_the_third_repetition_draws():
+    g = game("nine-holes")
+    start = "1 2 3 4 5 6"  # X on 1 3 5, O on 2 4 6; then X 1 <-> 8 and O 2 <-> 9, no line
+    shuffle = " 1-8 2-9 8-1 9-2"
+    g.parse_moves(start + shuffle)  # the start position's second occurrence: on
+    with pytest.raises(GameOver, match=r"move 14 .* for the third time") as caught:
+        g.parse_moves(start + shuffle * 2)
+    assert caught.value.winner is None and caught.value.field == "moves"
+    with pytest.raises(IllegalMove, match=r"move 15 .* drawn at move 14"):
+        g.parse_moves(start + shuffle * 2 + " 1-7")
+
+
+def test_a_game_without_move_notation_says_so():
+    with pytest.raises(InvalidBoard, match="tictactoe takes a board, not a list of moves"):
+        get_game("tictactoe").parse_moves("1 2 3")
