@@ -1,15 +1,17 @@
 """The models this server holds: loaded, verified and warmed off the request path.
 
-A background thread follows the store: pub/sub events wake it at once, a cheap poll of the
-store's change counter is the fallback. For each served game it reads the rollout, loads
-any aliased version it does not hold (verify, then warm), and swaps in a new immutable
-:class:`Served` snapshot with one assignment, so a request sees either the old state or
-the new one, never a mix. The production version before a switch stays loaded for
-rollback.
+For each served game it reads the rollout, loads any aliased version it does not hold
+(verify, then warm), and swaps in a new immutable :class:`Served` snapshot with one
+assignment, so a request sees either the old state or the new one, never a mix. The
+production version before a switch stays loaded for rollback. Each :class:`Loaded`
+version keeps a bounded cache of its answers; :meth:`Registry.pick` chooses the version
+that answers a request (production with its canary share, an alias or a number). The
+background thread that calls :meth:`Registry.refresh` when the store changes is
+:class:`service.follower.StoreFollower`.
 
 When the store is unreachable, or comes back having forgotten an alias or a version, the
 registry keeps serving what it holds and says so in :meth:`Registry.readiness` and the
-metrics; it reconnects by itself.
+metrics.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ from gameai.games import Game, GameError, State, get_game
 from gameai.models import CorruptModel, Evaluation, Model, load_model
 from gameai.store import (
     ModelStore,
-    StoreError,
     UnknownVersion,
     VersionRecord,
     choose_version,
     is_number,
 )
 from service.errors import Unavailable, UnknownModel
+from service.follower import StoreFollower
 from service.metrics import EVALUATION_METRICS, Metrics
 
 log = logging.getLogger("gameai.service")
@@ -137,16 +139,10 @@ class Registry:
         # (game, version) -> (fingerprint of the stored bytes that failed to load, the load
         # result): not tried (nor counted, nor logged) again until they change
         self._refused: dict[tuple[str, int], tuple[str, str]] = {}
-        self._wake = threading.Event()
-        self._stop = threading.Event()
         self._lock = threading.Lock()  # one refresh or pinned load at a time
-        self._thread: threading.Thread | None = None
-        self._subscription: Any = None
-        self._counter: int | None = None
-        self._first_done = threading.Event()
-        self._ever_up = False
         self.store_up = False
-        self._set_store_up(False)
+        self.set_store_up(False)
+        self.follower = StoreFollower(self, poll_seconds=poll_seconds)
 
     # -- the request path ---------------------------------------------------------------
 
@@ -242,22 +238,16 @@ class Registry:
     # -- following the store ------------------------------------------------------------
 
     def start(self, *, wait_seconds: float = 5.0) -> None:
-        """Load what the store names now (up to ``wait_seconds``), then follow it."""
-        self._thread = threading.Thread(target=self._run, name="gameai-registry", daemon=True)
-        self._thread.start()
-        self._wake.set()
-        self._first_done.wait(wait_seconds)
+        """Load what the store names now (up to ``wait_seconds``), then follow it
+        (:class:`service.follower.StoreFollower`)."""
+        self.follower.start(wait_seconds=wait_seconds)
 
     def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._close_subscription()
+        self.follower.stop()
 
     def wake(self) -> None:
         """Ask the follower to check the store now (after an admin change)."""
-        self._wake.set()
+        self.follower.wake()
 
     def refresh(self) -> None:
         """Bring every game in step with the store now (raises ``StoreError`` if down)."""
@@ -268,60 +258,8 @@ class Registry:
             for name in self._served:
                 self._refresh_game(name)
 
-    def _run(self) -> None:
-        backoff = self.poll_seconds
-        while not self._stop.is_set():
-            self._wake.wait(timeout=backoff)
-            self._wake.clear()
-            if self._stop.is_set():
-                break
-            try:
-                self._follow()
-                backoff = self.poll_seconds
-            except (StoreError, OSError, ConnectionError) as e:
-                self._mark_down(e)
-                backoff = min(max(backoff * 2, 0.1), 5.0, max(self.poll_seconds, 0.1) * 5)
-            except Exception:  # a bug must not stop the follower; log and keep going
-                log.exception("registry refresh failed")
-            finally:
-                self._first_done.set()
-
-    def _follow(self) -> None:
-        if not self.store_up:
-            self.store.ping()
-            if self._ever_up:
-                self.metrics.store_reconnects.inc()
-            self._ever_up = True
-            self._set_store_up(True)
-            self._counter = None
-        if self._subscription is None:
-            self._subscription = self.store.subscribe(self._on_event,
-                                                      on_status=self._on_listener)
-        counter = self.store.counter()
-        if counter != self._counter:
-            self.refresh()
-            self._counter = counter
-
-    def _on_event(self, event: Mapping[str, Any]) -> None:
-        self._wake.set()
-
-    def _on_listener(self, connected: bool) -> None:
-        # Connected: events sent while the listener was away are lost, so re-read now.
-        # Lost: the store may be gone; look now rather than at the next poll, so that
-        # /readyz and gameai_store_up say so at once.
-        self._wake.set()
-
-    def _mark_down(self, error: BaseException) -> None:
-        if self.store_up:
-            log.warning("store unreachable, serving the versions held: %s", error)
-        self._set_store_up(False)
-
-    def _close_subscription(self) -> None:
-        subscription, self._subscription = self._subscription, None
-        if subscription is not None:
-            subscription.close()
-
-    def _set_store_up(self, up: bool) -> None:
+    def set_store_up(self, up: bool) -> None:
+        """Record whether the store answers (for requests, ``/readyz`` and the metrics)."""
         self.store_up = up
         self.metrics.store_up.set(1 if up else 0)
 

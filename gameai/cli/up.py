@@ -1,54 +1,63 @@
 """``gameai up``: the whole service on one machine, from one command.
 
 It opens the model store (the shared embedded Redis under the data directory, unless
-``GAMEAI_STORE_URL`` or ``GAMEAI_STORE_URL_FILE`` names one), starts a tic-tac-toe trainer
-and the move server as child processes, waits until the server holds a production model,
-and prints where everything is. Ctrl-C (or SIGTERM) stops the children with SIGTERM, so
-the server drains and the trainer finishes its round, then releases the embedded Redis,
-whose append-only file keeps every model for the next run. A second run finds production
-in the store: the server is ready at once and the trainer continues from that version.
+``GAMEAI_STORE_URL`` or ``GAMEAI_STORE_URL_FILE`` names one), starts one trainer per game
+of ``--games`` (tic-tac-toe by default) and the move server serving them all, as child
+processes, waits until the server holds a production model of the first game, and prints
+where everything is. A game whose trainer has not yet passed the gates is served as soon
+as it does (``up`` says so); until then the web board shows it as training.
 
-Only argparse is imported at load time; the work is imported when the command runs.
+Ctrl-C (or SIGTERM) stops the children with SIGTERM, so the server drains and the trainers
+finish their round, then releases the embedded Redis, whose append-only file keeps every
+model for the next run. A second run finds production in the store: the server is ready
+at once and each trainer continues from its game's version.
+
+Only the standard library is imported at load time; the work is imported when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gameai.cli.common import USAGE, CommandError
+from gameai.cli.processes import (
+    Child,
+    StopSignal,
+    http_status,
+    port_is_free,
+    scrape_sum,
+)
 
-GAME = "tictactoe"
+GAMES = ("tictactoe",)
 ALGORITHM = "td"
-STOP_SECONDS = 20.0
 READY_SECONDS = 600.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gameai up``."""
     p = sub.add_parser(
-        "up", help="run everything on this machine: store, trainer, server",
+        "up", help="run everything on this machine: store, trainers, server",
         description="Start the model store (an embedded Redis unless GAMEAI_STORE_URL or "
-        "GAMEAI_STORE_URL_FILE is set), a tic-tac-toe trainer that publishes and promotes "
-        "its first unbeatable model, and the move server; print the URLs. Ctrl-C stops "
-        "everything; the models stay in the store for the next run.")
+        "GAMEAI_STORE_URL_FILE is set), a trainer per game that publishes and promotes "
+        "its first model to pass the gates, and the move server for those games; print the "
+        "URLs. Ctrl-C stops everything; the models stay in the store for the next run.")
+    p.add_argument("--games", type=_games, default=GAMES, metavar="G,...",
+                   help="games to train and serve, comma-separated (default tictactoe)")
     p.add_argument("--http-port", type=_port, default=8000,
                    help="REST, web board and /metrics (default 8000)")
     p.add_argument("--grpc-port", type=_port, default=50051, help="gRPC (default 50051)")
     p.add_argument("--metrics-port", type=_port, default=9100,
-                   help="the trainer's /metrics and /healthz (default 9100)")
+                   help="the first trainer's /metrics and /healthz (default 9100); the "
+                   "trainer of the Nth game of --games uses the port N-1 above it")
     p.add_argument("--data-dir", metavar="DIR", help="where the embedded Redis keeps the "
                    "models (default: $GAMEAI_DATA_DIR or ~/.local/share/gameai)")
     p.set_defaults(func=run_up)
@@ -64,60 +73,35 @@ def _port(text: str) -> int:
     return port
 
 
-@dataclass
-class Child:
-    """A child process of ``gameai up`` with its log file."""
+def _games(text: str) -> tuple[str, ...]:
+    from gameai.games import GameError, get_game
 
-    name: str
-    argv: list[str]
-    log: Path
-    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
-
-    def start(self, env: dict[str, str]) -> None:
-        with open(self.log, "ab") as out:
-            # A session of its own: the terminal's Ctrl-C reaches only `gameai up`, which
-            # then stops the children in order instead of all at once.
-            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, env=env,
-                                            start_new_session=True)
-
-    def failed(self) -> str | None:
-        """Why the child is gone (with its last log lines), or ``None`` while it runs."""
-        assert self.process is not None
-        status = self.process.poll()
-        if status is None:
-            return None
-        return f"the {self.name} exited with status {status}; its log ({self.log}) ends:\n" \
-            + tail(self.log)
-
-    def stop(self, timeout: float = STOP_SECONDS) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def tail(path: Path, lines: int = 15) -> str:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("must name at least one game")
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+        return tuple(dict.fromkeys(get_game(name).name for name in names))
+    except GameError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def run_up(args: argparse.Namespace) -> int:
     from gameai.store.connect import StoreSettings, store_url
     from gameai.store.errors import StoreError
 
-    for port, flag in ((args.http_port, "--http-port"), (args.grpc_port, "--grpc-port"),
-                       (args.metrics_port, "--metrics-port")):
-        if not port_is_free(port):
-            raise CommandError(f"port {port} is in use: choose another with {flag}")
-    if len({args.http_port, args.grpc_port, args.metrics_port}) < 3:
-        raise CommandError("--http-port, --grpc-port and --metrics-port must differ")
+    ports = {"--http-port": [args.http_port], "--grpc-port": [args.grpc_port],
+             "--metrics-port": trainer_ports(args)}
+    if ports["--metrics-port"][-1] > 65535:
+        raise CommandError(f"--metrics-port {args.metrics_port}: {len(args.games)} trainers "
+                           "need that many ports from it, up to 65535", USAGE)
+    every = [port for numbers in ports.values() for port in numbers]
+    if len(set(every)) < len(every):
+        raise CommandError("--http-port, --grpc-port and --metrics-port must differ (the "
+                           "trainers use the metrics port and the ports after it)")
+    for flag, numbers in ports.items():
+        for port in numbers:
+            if not port_is_free(port):
+                raise CommandError(f"port {port} is in use: choose another with {flag}")
     try:
         settings = StoreSettings.from_env(data_dir=args.data_dir)
     except StoreError as e:
@@ -125,7 +109,7 @@ def run_up(args: argparse.Namespace) -> int:
     logs = settings.data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
 
-    stop = _StopSignal()
+    stop = StopSignal()
     try:
         with stop.installed(), store_url(settings) as url:
             return _run(args, url, settings, logs, stop)
@@ -133,76 +117,96 @@ def run_up(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from None
 
 
+def trainer_ports(args: argparse.Namespace) -> list[int]:
+    """The metrics port of each game's trainer, in the order of ``--games``."""
+    return [args.metrics_port + i for i in range(len(args.games))]
+
+
 def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
-         stop: _StopSignal) -> int:
-    production = _production_version(url, settings.prefix)
+         stop: StopSignal) -> int:
+    games: tuple[str, ...] = args.games
+    production = _production_versions(url, settings.prefix, games)
     env = {k: v for k, v in os.environ.items() if k != "GAMEAI_STORE_URL_FILE"}
     env |= {"GAMEAI_STORE_URL": url, "GAMEAI_STORE_PREFIX": settings.prefix}
     gameai = [sys.executable, "-m", "gameai"]
-    trainer = Child("trainer", [*gameai, "trainer", "--game", GAME, "--algorithm", ALGORITHM,
-                                "--metrics-port", str(args.metrics_port), "--promote", "auto",
-                                "--resume"],
-                    logs / "trainer.log")
+    trainers = [Child(f"{game} trainer",
+                      [*gameai, "trainer", "--game", game, "--algorithm", ALGORITHM,
+                       "--metrics-port", str(port), "--promote", "auto", "--resume"],
+                      logs / ("trainer.log" if i == 0 else f"trainer-{game}.log"))
+                for i, (game, port) in enumerate(zip(games, trainer_ports(args), strict=True))]
     # One server process unless GAMEAI_WORKERS says otherwise: on one machine that also
     # trains, a second worker doubles the start-up (~3 s -> ~10 s measured) for no gain.
     workers = [] if os.environ.get("GAMEAI_WORKERS") else ["--workers", "1"]
-    server = Child("server", [*gameai, "serve", "--games", GAME, "--http-port",
+    server = Child("server", [*gameai, "serve", "--games", ",".join(games), "--http-port",
                               str(args.http_port), "--grpc-port", str(args.grpc_port),
                               *workers], logs / "server.log")
-    children = [server, trainer]
-    where = settings.where
-    if production:
-        print(f"store: {where}; {GAME} production is version {production}, reused")
-    else:
-        print(f"store: {where}; no {GAME} model yet: the trainer learns one first")
+    children = [server, *trainers]
+    print(f"store: {settings.where}")
+    for game in games:
+        if production[game]:
+            print(f"  {game}: production is version {production[game]}, reused")
+        else:
+            print(f"  {game}: no model yet: its trainer learns one first")
     try:
         for child in children:
             child.start(env)
         http = f"http://127.0.0.1:{args.http_port}"
-        _wait(f"{http}/healthz", children, stop, "the server to start")
-        _wait_ready(f"{http}/readyz", f"http://127.0.0.1:{args.metrics_port}/metrics",
-                    children, stop)
-        print(urls(args, logs))
+        _wait(lambda: http_status(f"{http}/healthz") == 200, children, stop,
+              "the server to start")
+        _wait_first_model(f"{http}/readyz", games, trainer_ports(args), children, stop)
+        served = ready_games(f"{http}/readyz")
+        print(urls(args, logs, training=[g for g in games if g not in served]))
         while True:
             _check(children, stop)
+            if len(served) < len(games):
+                now = ready_games(f"{http}/readyz")
+                for game in [g for g in games if g in now and g not in served]:
+                    print(f"{game} is served now: a model passed the gates", flush=True)
+                served |= now
             stop.wait(0.5)
     except KeyboardInterrupt:
-        print("stopping the server and the trainer, then the store ...", flush=True)
+        print("stopping the server and the trainers, then the store ...", flush=True)
         return 0
     finally:
         for child in children:
             child.stop()
 
 
-def urls(args: argparse.Namespace, logs: Path) -> str:
+def urls(args: argparse.Namespace, logs: Path, *, training: list[str]) -> str:
     http = f"http://127.0.0.1:{args.http_port}"
-    return "\n".join([
+    trainers = [f"http://127.0.0.1:{port}/metrics" + (f" ({game})" if len(args.games) > 1
+                                                       else "")
+                for game, port in zip(args.games, trainer_ports(args), strict=True)]
+    lines = [
         "",
         "gameai is up:",
         f"  web board        {http}/",
         f"  REST API docs    {http}/docs   (OpenAPI: {http}/openapi.json)",
         f"  gRPC             127.0.0.1:{args.grpc_port}   (gameai.v1.MoveService, reflection on)",
         f"  server metrics   {http}/metrics",
-        f"  trainer metrics  http://127.0.0.1:{args.metrics_port}/metrics",
+        *(f"  {'trainer metrics' if i == 0 else '':<15}  {t}" for i, t in enumerate(trainers)),
         f"  logs             {logs}",
-        "Ctrl-C stops everything; the models stay in the store for the next run.",
-        "",
-    ])
+    ]
+    if training:
+        lines.append(f"  still training   {', '.join(training)} (served as soon as a model "
+                     "passes the gates)")
+    lines += ["Ctrl-C stops everything; the models stay in the store for the next run.", ""]
+    return "\n".join(lines)
 
 
-def _production_version(url: str, prefix: str) -> int | None:
+def _production_versions(url: str, prefix: str, games: tuple[str, ...]
+                         ) -> dict[str, int | None]:
     from gameai.store import ModelStore
 
     store = ModelStore.from_url(url, prefix=prefix)
     try:
-        return store.resolve(game=GAME, ref="production")
+        return {game: store.resolve(game=game, ref="production") for game in games}
     finally:
         store.close()
 
 
-def _check(children: list[Child], stop: _StopSignal) -> None:
+def _check(children: list[Child], stop: StopSignal) -> None:
     """Raise if a child died (with its log) or the user asked to stop."""
-
     for child in children:
         if problem := child.failed():
             raise CommandError(problem)
@@ -210,12 +214,11 @@ def _check(children: list[Child], stop: _StopSignal) -> None:
         raise KeyboardInterrupt
 
 
-def _wait(url: str, children: list[Child], stop: _StopSignal, what: str,
+def _wait(done: Callable[[], bool], children: list[Child], stop: StopSignal, what: str,
           progress: Callable[[], None] | None = None) -> None:
-    """Poll ``url`` until it answers 200, watching the children all the while."""
-
+    """Poll ``done`` until it holds, watching the children all the while."""
     deadline = time.monotonic() + READY_SECONDS
-    while http_status(url) != 200:
+    while not done():
         _check(children, stop)
         if time.monotonic() > deadline:
             raise CommandError(f"gave up waiting for {what} after {READY_SECONDS:.0f} s")
@@ -224,77 +227,38 @@ def _wait(url: str, children: list[Child], stop: _StopSignal, what: str,
         stop.wait(0.2)
 
 
-def _wait_ready(readyz: str, trainer_metrics: str, children: list[Child],
-                stop: _StopSignal) -> None:
-    """Wait for the server to hold a production model, showing the trainer's games."""
+def _wait_first_model(readyz: str, games: tuple[str, ...], ports: list[int],
+                      children: list[Child], stop: StopSignal) -> None:
+    """Wait for the server to hold a production model of the first game, showing the
+    trainers' games."""
     from tqdm import tqdm
 
-    if http_status(readyz) == 200:
+    first = games[0]
+    if first in ready_games(readyz):
         return
-    with tqdm(desc=f"training {GAME} until a model passes the gates", unit=" games",
+    with tqdm(desc=f"training {first} until a model passes the gates", unit=" games",
               unit_scale=True, leave=False, file=sys.stderr) as bar:
         def progress() -> None:
-            games = scrape_sum(trainer_metrics, "gameai_trainer_games_total")
-            if games is not None and games > bar.n:
-                bar.update(games - bar.n)
+            games_played = scrape_sum(f"http://127.0.0.1:{ports[0]}/metrics",
+                                      "gameai_trainer_games_total")
+            if games_played is not None and games_played > bar.n:
+                bar.update(games_played - bar.n)
 
-        _wait(readyz, children, stop, "the first model", progress)
+        _wait(lambda: first in ready_games(readyz), children, stop,
+              f"the first {first} model", progress)
 
 
-def http_status(url: str, timeout: float = 2.0) -> int | None:
+def ready_games(readyz: str) -> set[str]:
+    """The games the server holds a production model of (its ``/readyz`` body)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return int(response.status)
+        with urllib.request.urlopen(readyz, timeout=2.0) as response:
+            body = response.read()
     except urllib.error.HTTPError as e:
-        return int(e.code)
+        body = e.read()
     except (urllib.error.URLError, OSError):
-        return None
-
-
-def scrape_sum(url: str, metric: str) -> int | None:
-    """The sum of a metric's samples on a /metrics page, or ``None`` if unreachable."""
+        return set()
     try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
-            text = response.read().decode()
-    except (urllib.error.URLError, OSError):
-        return None
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(metric) and line[len(metric):len(metric) + 1] in ("{", " "):
-            total += float(line.rsplit(" ", 1)[1])
-    return int(total)
-
-
-def port_is_free(port: int) -> bool:
-    """Nothing listens on ``port``. Connections of a previous run that linger in TIME_WAIT
-    do not count: the servers bind with SO_REUSEADDR too."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-class _StopSignal:
-    """SIGINT and SIGTERM set a flag the main loop polls, so shutdown runs in order."""
-
-    def __init__(self) -> None:
-        self.requested = False
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        previous = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        self.requested = True
-
-    def wait(self, seconds: float) -> None:
-        time.sleep(seconds)
-
+        games = json.loads(body)["games"]
+        return {name for name, state in games.items() if state.get("ready")}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return set()

@@ -414,6 +414,34 @@ async function loadModels() {
   }
 }
 
+// The games the server serves; one without a production model yet (its trainer is still
+// learning) is listed but cannot be chosen until it has one.
+function fillGames() {
+  const select = $("game"), chosen = select.value;
+  select.replaceChildren();
+  for (const g of state.games) {
+    const option = new Option(g.ready ? g.name : `${g.name} (training: no model yet)`, g.name);
+    option.disabled = !g.ready;
+    select.add(option);
+  }
+  const ready = state.games.filter((g) => g.ready).map((g) => g.name);
+  select.value = ready.includes(chosen) ? chosen : (ready[0] || "");
+  return ready.length > 0;
+}
+
+async function followGames() {
+  try {
+    state.games = (await api("/v1/games")).games;
+  } catch (error) {
+    return;  // the server is restarting: keep what is shown
+  }
+  const playing = $("game").value;
+  if (fillGames() && !playing) {
+    await loadModels();
+    newGame(false);
+  }
+}
+
 async function start() {
   try {
     state.games = (await api("/v1/games")).games;
@@ -421,8 +449,13 @@ async function start() {
     setStatus(`cannot list games: ${error.message}`, true);
     return;
   }
-  for (const g of state.games) $("game").add(new Option(g.name, g.name));
-  await loadModels();
+  const playable = fillGames();
+  setInterval(followGames, 3000);
+  if (playable) {
+    await loadModels();
+  } else {
+    setStatus("No game has a model yet: the trainers are still learning.", true);
+  }
   showScores();
   $("game").addEventListener("change", async () => { await loadModels(); newGame(false); });
   $("model").addEventListener("change", () => newGame(false));
@@ -434,7 +467,7 @@ async function start() {
     for (const key of Object.keys(scores)) scores[key] = 0;
     showScores();
   });
-  newGame(false);
+  if (playable) newGame(false);
 }
 
 start();

@@ -67,13 +67,14 @@ class Up:
         return self.process.wait(timeout)
 
 
-def start_up(data_dir: Path) -> Up:
+def start_up(data_dir: Path, *extra: str, metrics_port: int | None = None) -> Up:
     env = {k: v for k, v in os.environ.items()
            if k not in ("GAMEAI_STORE_URL", "GAMEAI_STORE_URL_FILE")}
     up = Up(subprocess.Popen(
         [sys.executable, "-m", "gameai", "up", "--http-port", str(free_port()),
-         "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
-         "--data-dir", str(data_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+         "--grpc-port", str(free_port()), "--metrics-port", str(metrics_port or free_port()),
+         "--data-dir", str(data_dir), *extra], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True, env=env, start_new_session=True),
         http=0, grpc=0, metrics=0, data_dir=data_dir)
     args = up.process.args

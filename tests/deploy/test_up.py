@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+import pytest
+
 from gameai.store.embedded import free_port
 
 
@@ -60,3 +63,54 @@ def test_a_child_that_dies_is_reported_with_its_log(tmp_path: Path) -> None:
     assert "the server exited with status 2" in result.stderr
     assert "GAMEAI_MAX_BATCH" in result.stderr
     assert not (tmp_path / "data" / "redis" / "redis.sock").exists()
+
+
+def two_free_ports() -> int:
+    """A port that is free and whose next port is free too (two trainers' metrics)."""
+    for _ in range(100):
+        port = free_port()
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no two consecutive free ports")
+
+
+@pytest.mark.slow
+def test_up_trains_and_serves_every_game_it_is_given(tmp_path: Path) -> None:
+    """``--games tictactoe,four-in-a-row``: a trainer per game (metrics on the port and the
+    next), the server serving both, and up as soon as tictactoe has a model; four-in-a-row
+    is served (not 404 'not served here') and reported as still training."""
+    from tests.deploy.test_live import start_up
+
+    metrics = two_free_ports()
+    up = start_up(tmp_path / "data", "--games", "tictactoe,four-in-a-row",
+                  metrics_port=metrics)
+    try:
+        up.wait_for("gameai is up:", timeout=300)
+        assert f"http://127.0.0.1:{metrics + 1}/metrics (four-in-a-row)" in up.text
+        assert "still training   four-in-a-row" in up.text
+        with httpx.Client(base_url=f"http://127.0.0.1:{up.http}", timeout=10) as client:
+            games = {g["name"]: g for g in client.get("/v1/games").json()["games"]}
+            assert list(games) == ["tictactoe", "four-in-a-row"]
+            assert games["tictactoe"]["ready"]
+            answer = client.post("/v1/games/four-in-a-row/best-move",
+                                 json={"board": "----|----|----|----"})
+            if not games["four-in-a-row"]["ready"]:
+                assert answer.status_code == 404
+                assert "four-in-a-row has no production model" in answer.text
+        for port, game in ((metrics, "tictactoe"), (metrics + 1, "four-in-a-row")):
+            health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+            assert health.status_code == 200, game
+        assert (tmp_path / "data" / "logs" / "trainer-four-in-a-row.log").is_file()
+    finally:
+        code = up.stop()
+    assert code == 0, up.text
+
+
+def test_an_unknown_game_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    result = up(tmp_path, "--games", "tictactoe,chess")
+    assert result.returncode == 2 and "unknown game 'chess'" in result.stderr
+    assert not (tmp_path / "data").exists()

@@ -242,8 +242,7 @@ def test_a_lost_store_shows_at_once_not_at_the_next_poll(own_redis: RedisServer,
     publish(store, perfect.to_bytes(), "production")
     running: RunningServer = start_server(store, poll_seconds=30)
     metric = running.metrics.registry.get_sample_value
-    wait_until(lambda: running.registry._subscription is not None
-               and running.registry._subscription.connected, 5)
+    wait_until(lambda: running.registry.follower.listening, 5)
     own_redis.kill()
     assert wait_until(lambda: metric("gameai_store_up") == 0, 5) < 1.0
     assert httpx.get(f"{running.http}/readyz").json()["store"] == "down"

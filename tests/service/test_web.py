@@ -118,3 +118,42 @@ def test_api_docs_render_without_internet(browser, server: RunningServer) -> Non
     finally:
         context.close()
     assert elsewhere == []
+
+
+def test_the_board_offers_only_games_with_a_model(browser, redis_server, perfect,
+                                                  start_server) -> None:
+    """A served game whose trainer has not passed the gates yet is listed but cannot be
+    chosen; it becomes playable once its production version is loaded."""
+    import numpy as np
+    from playwright.sync_api import expect
+
+    from gameai.games import get_game
+    from gameai.models import ModelInfo, TableModel
+    from tests.service.conftest import new_store
+
+    store = new_store(redis_server.url)
+    version = store.publish(perfect.to_bytes(), by="test").version
+    store.set_alias(game="tictactoe", alias="production", version=version, by="test")
+    server = start_server(store, games=("tictactoe", "four-in-a-row"))
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{server.http}/")
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        waiting = page.locator("#game option[value='four-in-a-row']")
+        expect(waiting).to_be_disabled()
+        expect(waiting).to_contain_text("training")
+        assert page.locator("#game").input_value() == "tictactoe"
+
+        game = get_game("four-in-a-row")
+        empty = TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
+                           np.zeros(0, np.uint64), np.zeros((0, game.cells), np.float32))
+        version = store.publish(empty.to_bytes(), by="test").version
+        store.set_alias(game=game.name, alias="production", version=version, by="test")
+        expect(waiting).to_be_enabled(timeout=15_000)
+        expect(waiting).to_have_text("four-in-a-row")
+        page.select_option("#game", "four-in-a-row")
+        expect(page.locator("#board .cell")).to_have_count(16)
+    finally:
+        context.close()
+        store.close()
