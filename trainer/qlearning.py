@@ -30,9 +30,9 @@ from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, expand, pool_images, table_children
 from trainer.learner import CellLearner, Params, require
+from trainer.schedules import annealed
 from trainer.selfplay import Spec, child_raw, completes_line, greedy, list_moves, place, uniform
 from trainer.table import Table, find, insert
-from trainer.td import annealed
 
 
 @dataclass(frozen=True)

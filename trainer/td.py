@@ -34,6 +34,7 @@ from gameai.games.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, expand, table_children
 from trainer.learner import CellLearner, Params, require
+from trainer.schedules import annealed
 from trainer.selfplay import (
     Spec,
     child_canonical,
@@ -75,11 +76,6 @@ class TdParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.tau_halflife > 0, "tau_halflife", "positive")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
-
-
-def annealed(start: float, end: float, halflife: float, games: float) -> float:
-    """``end + (start - end) / 2 ** (games / halflife)``: the schedule of every learner."""
-    return float(end + (start - end) * 0.5 ** (games / halflife))
 
 
 class TdLearner(CellLearner):

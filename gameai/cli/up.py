@@ -102,10 +102,7 @@ def run_up(args: argparse.Namespace) -> int:
         for port in numbers:
             if not port_is_free(port):
                 raise CommandError(f"port {port} is in use: choose another with {flag}")
-    try:
-        settings = StoreSettings.from_env(data_dir=args.data_dir)
-    except StoreError as e:
-        raise CommandError(str(e), USAGE) from None
+    settings = StoreSettings.load({"data_dir": args.data_dir})  # SettingsError: exit 2
     logs = settings.data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
 
@@ -147,6 +144,7 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
             print(f"  {game}: production is version {production[game]}, reused")
         else:
             print(f"  {game}: no model yet: its trainer learns one first")
+    sys.stdout.flush()  # a pipe (a log, a supervisor) sees each line when it is printed
     try:
         for child in children:
             child.start(env)
@@ -155,7 +153,7 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
               "the server to start")
         _wait_first_model(f"{http}/readyz", games, trainer_ports(args), children, stop)
         served = ready_games(f"{http}/readyz")
-        print(urls(args, logs, training=[g for g in games if g not in served]))
+        print(urls(args, logs, training=[g for g in games if g not in served]), flush=True)
         while True:
             _check(children, stop)
             if len(served) < len(games):

@@ -68,8 +68,9 @@ class Up:
 
 
 def start_up(data_dir: Path, *extra: str, metrics_port: int | None = None) -> Up:
+    # PYTHONUNBUFFERED is not set in a user's shell: up must flush what it prints itself.
     env = {k: v for k, v in os.environ.items()
-           if k not in ("GAMEAI_STORE_URL", "GAMEAI_STORE_URL_FILE")}
+           if k not in ("GAMEAI_STORE_URL", "GAMEAI_STORE_URL_FILE", "PYTHONUNBUFFERED")}
     up = Up(subprocess.Popen(
         [sys.executable, "-m", "gameai", "up", "--http-port", str(free_port()),
          "--grpc-port", str(free_port()), "--metrics-port", str(metrics_port or free_port()),

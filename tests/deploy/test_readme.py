@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -143,7 +144,8 @@ class Running:
 
     def stop(self) -> None:
         """Ctrl-C, as a terminal sends it: SIGINT to the foreground process group."""
-        os.killpg(self.process.pid, signal.SIGINT)
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
         try:
             code = self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -208,6 +210,13 @@ class Reader:
             self.wait(lambda: self.namespace.http_status("http://127.0.0.1:9100/healthz")
                       == 200)
 
+    def logs(self) -> str:
+        """The end of every log ``gameai up`` keeps, for a failure's message."""
+        folder = Path(self.env["HOME"]) / ".local" / "share" / "gameai" / "logs"
+        return "".join(f"\n--- {log.name}:\n" + "\n".join(log.read_text(errors="replace")
+                                                            .splitlines()[-15:])
+                       for log in sorted(folder.glob("*.log")))
+
     def running_output(self) -> list[str]:
         return self.running.output if self.running else []
 
@@ -221,8 +230,9 @@ class Reader:
                 raise AssertionError(f"README line {line.number}: `{line.command}` exited "
                                      f"{self.running.process.returncode}:\n"
                                      f"{self.running.text[-3000:]}")
-            assert time.monotonic() < deadline, \
-                f"README line {line.number}: `{line.command}` not ready:\n{self.running.text}"
+            assert time.monotonic() < deadline, (f"README line {line.number}: "
+                                                 f"`{line.command}` not ready:\n"
+                                                 f"{self.running.text}{self.logs()}")
             time.sleep(0.3)
 
     def stop(self) -> None:
@@ -251,10 +261,12 @@ def fresh_copy(target: Path) -> None:
 @pytest.fixture
 def reader(tmp_path: Path) -> Iterator[Reader]:
     assert ROOT not in tmp_path.parents
-    clone, home = tmp_path / "gameai", tmp_path / "home"
+    clone = tmp_path / "gameai"
     clone.mkdir()
-    home.mkdir()
     fresh_copy(clone)
+    # A short home: the embedded Redis's unix socket lives under ~/.local/share/gameai,
+    # and a socket's path has at most 100 bytes.
+    home = Path(tempfile.mkdtemp(prefix="gameai-readme-"))
     namespace = Namespace()
     reader = Reader(clone, home, namespace)
     try:
@@ -264,6 +276,7 @@ def reader(tmp_path: Path) -> Iterator[Reader]:
             reader.stop()
         finally:
             namespace.close()
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def test_the_readme_parses_into_its_commands() -> None:
