@@ -26,8 +26,8 @@ from trainer.graphplay import (
 )
 from trainer.learner import Params
 from trainer.qlearning import QParams
+from trainer.schedules import annealed
 from trainer.selfplay import U64, greedy, uniform
-from trainer.td import annealed
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from trainer.graphplay import (
     start,
 )
 from trainer.learner import Params
+from trainer.schedules import annealed
 from trainer.selfplay import U64, greedy, uniform
-from trainer.td import TdParams, annealed
+from trainer.td import TdParams
 
 
 @dataclass(frozen=True)
