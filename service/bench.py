@@ -39,6 +39,7 @@ BATCH_SIZE = 1000
 
 def main(args: argparse.Namespace) -> int:
     from gameai.games import get_game
+    from gameai.games.positions import live_boards
     from gameai.models.oracle import solver_model
     from gameai.store import ModelStore, RedisServer
 
@@ -53,7 +54,7 @@ def main(args: argparse.Namespace) -> int:
                                 by="bench").version
         store.set_alias(game="tictactoe", alias="production", version=version, by="bench")
         store.close()
-        boards = live_boards()
+        boards = live_boards(get_game("tictactoe"))
         report["core_batch_positions_per_second"] = core_batch_rate(redis.url, boards)
         for count in workers:
             with serving(redis.url, count) as (http_port, grpc_port, pid):
@@ -72,20 +73,6 @@ def main(args: argparse.Namespace) -> int:
               f"average before/after: {report['load_average_before'][0]:.2f}/"
               f"{report['load_average_after'][0]:.2f} on {report['cpus']} cpus")
     return 0
-
-
-def live_boards() -> list[str]:
-    from gameai.games import Board, get_game
-    from gameai.games.positions import enumerate_positions
-
-    game = get_game("tictactoe")
-    out = []
-    for layer in enumerate_positions(Board.empty(game)).layers:
-        for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),
-                              strict=True):
-            if not over:
-                out.append(str(Board(game, x, o)))
-    return out
 
 
 def core_batch_rate(url: str, boards: list[str]) -> float:

@@ -26,7 +26,7 @@ from gameai.store import (
     VersionRecord,
     is_number,
 )
-from service.batch import best_moves, move_values, parse_boards, to_move
+from service.batch import best_moves, require_text
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from service.registry import VALUE_DECIMALS, Loaded, Registry, Served
 
@@ -40,6 +40,7 @@ class MoveAnswer:
     version: int
     move: MoveValue
     value: float
+    board: str | None = None  # the position answered, when the request gave moves
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,14 @@ class EvaluateAnswer:
     game: str
     version: int
     evaluation: Evaluation
+    board: str | None = None  # the position answered, when the request gave moves
 
 
 @dataclass(frozen=True)
 class BatchAnswer:
-    """Row ``i`` answers ``boards[i]``; ``move_values`` only when asked for."""
+    """Row ``i`` answers ``boards[i]``; ``move_values`` only when asked for. ``best`` holds
+    action ids; ``best_from`` and ``best_to`` split them (``best_from`` -1 for a
+    placement)."""
 
     game: Game
     version: int
@@ -59,6 +63,20 @@ class BatchAnswer:
     values: npt.NDArray[np.float64]
     best: npt.NDArray[np.intp]
     move_values: npt.NDArray[np.float64] | None
+
+    @property
+    def best_from(self) -> npt.NDArray[np.int64]:
+        return self.game.split_actions(self.best)[0]
+
+    @property
+    def best_to(self) -> npt.NDArray[np.int64]:
+        return self.game.split_actions(self.best)[1]
+
+    @property
+    def moves_pieces(self) -> bool:
+        """Whether the game's actions include movements (the answer then carries origins
+        and a value per action rather than per cell)."""
+        return self.game.num_actions > self.game.cells
 
 
 @dataclass(frozen=True)
@@ -98,26 +116,44 @@ class ModelListing:
 
 # -- moves -------------------------------------------------------------------------------
 
-def best_move(registry: Registry, *, game: str, board: str, model: str = "",
-              client_id: str = "") -> MoveAnswer:
-    """The answering version's move for the side to move on ``board``."""
+def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
+              client_id: str = "", to_move: str = "", moves: str = "") -> MoveAnswer:
+    """The answering version's move for the side to move on ``board`` (with ``to_move``
+    where the game needs it), or after the move list ``moves``."""
     loaded = _pick(registry, game, model, client_id)
-    evaluation = loaded.evaluate(_text(board, "board"))
-    return MoveAnswer(loaded.model.game.name, loaded.version, evaluation.best, evaluation.value)
+    evaluation, position = _evaluation(loaded, board, to_move, moves)
+    return MoveAnswer(loaded.model.game.name, loaded.version, evaluation.best, evaluation.value,
+                      position)
 
 
-def evaluate(registry: Registry, *, game: str, board: str, model: str = "",
-             client_id: str = "") -> EvaluateAnswer:
+def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
+             client_id: str = "", to_move: str = "", moves: str = "") -> EvaluateAnswer:
     """The position's value and every legal move's value, best first."""
     loaded = _pick(registry, game, model, client_id)
-    evaluation = loaded.evaluate(_text(board, "board"))
-    return EvaluateAnswer(loaded.model.game.name, loaded.version, evaluation)
+    evaluation, position = _evaluation(loaded, board, to_move, moves)
+    return EvaluateAnswer(loaded.model.game.name, loaded.version, evaluation, position)
+
+
+def _evaluation(loaded: Loaded, board: object, to_move: object, moves: object
+                ) -> tuple[Evaluation, str | None]:
+    """The evaluation of the request's position: ``board`` (and ``to_move``), or exactly
+    instead of them, ``moves``; with the position answered when it came from moves."""
+    moves = _text(moves, "moves")
+    to_move = _text(to_move, "to_move")
+    if moves:
+        if _text(board, "board") or to_move:
+            raise InvalidRequest("give either moves or a board (with to_move), not both",
+                                 field="moves")
+        evaluation, state = loaded.evaluate_moves(moves)
+        return evaluation, str(state)
+    return loaded.evaluate(_text(board, "board"), to_move), None
 
 
 def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
                    client_id: str = "", max_batch: int = 10_000,
-                   include_move_values: bool = False) -> BatchAnswer:
-    """Many boards of one game, answered by one version, values computed vectorised.
+                   include_move_values: bool = False, to_move: str = "") -> BatchAnswer:
+    """Many boards of one game (``to_move`` for every one of them, where the game needs
+    it), answered by one version, values computed vectorised.
 
     Raises:
         RequestTooLarge: more than ``max_batch`` boards.
@@ -126,10 +162,12 @@ def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], m
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
-    x, o = parse_boards(loaded.model.game, boards)
-    values = np.round(move_values(loaded.model, x, o), VALUE_DECIMALS)
+    require_text(boards)
+    batch = loaded.model.game.parse_batch(boards, to_move=_text(to_move, "to_move"))
+    values: npt.NDArray[np.float64] = np.round(
+        loaded.model.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
     best, value = best_moves(values)
-    return BatchAnswer(loaded.model.game, loaded.version, to_move(x, o), value, best,
+    return BatchAnswer(loaded.model.game, loaded.version, batch.to_move, value, best,
                        values if include_move_values else None)
 
 

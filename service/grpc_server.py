@@ -85,23 +85,27 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
     async def BestMove(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
             a = core.best_move(self.edge.registry, game=request.game, board=request.board,
-                               model=request.model, client_id=request.client_id)
+                               model=request.model, client_id=request.client_id,
+                               to_move=request.to_move, moves=request.moves)
             m = a.move
             return move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value,
-                move=move_pb2.Move(row=m.row, col=m.col, index=m.index)), a.version
+                move=move_pb2.Move(row=m.row, col=m.col, index=m.index, **_origin(m))
+            ), a.version
         return await self.edge.call("BestMove", request.game, context, work)
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
             a = core.evaluate(self.edge.registry, game=request.game, board=request.board,
-                              model=request.model, client_id=request.client_id)
+                              model=request.model, client_id=request.client_id,
+                              to_move=request.to_move, moves=request.moves)
             e = a.evaluation
             moves = [move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value,
-                                        unknown=m.unknown) for m in e.moves]
+                                        unknown=m.unknown, **_origin(m))
+                     for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
-                                             to_move=e.to_move, value=e.value,
-                                             moves=moves), a.version
+                                             to_move=e.to_move, value=e.value, moves=moves,
+                                             board=a.board or ""), a.version
         return await self.edge.call("Evaluate", request.game, context, work)
 
     async def EvaluateBatch(self, request: Any, context: Any) -> Any:
@@ -111,17 +115,29 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             a = core.evaluate_batch(self.edge.registry, game=request.game,
                                     boards=request.boards, model=request.model,
                                     client_id=request.client_id, max_batch=settings.max_batch,
-                                    include_move_values=request.include_move_values)
+                                    include_move_values=request.include_move_values,
+                                    to_move=request.to_move)
             cols = a.game.cols
-            best = a.best
+            best = a.best_to if a.moves_pieces else a.best
             response = move_pb2.EvaluateBatchResponse(
                 game=a.game.name, model_version=a.version, to_move=a.to_move,
                 value=a.values.tolist(), move_row=(best // cols).tolist(),
                 move_col=(best % cols).tolist(), move_index=best.tolist(), cells=a.game.cells)
+            if a.moves_pieces:
+                response.move_from_index.extend(a.best_from.tolist())
+                response.actions = a.game.num_actions
             if a.move_values is not None:
                 response.move_values.extend(a.move_values.ravel().tolist())
             return response, a.version
         return await self.edge.call("EvaluateBatch", request.game, context, work, batch=True)
+
+
+def _origin(move: Any) -> dict[str, int]:
+    """The origin fields of a move that moves a piece (none for a placement)."""
+    if move.from_index is None:
+        return {}
+    return {"from_index": move.from_index, "from_row": move.from_row,
+            "from_col": move.from_col}
 
 
 class ModelServicer(models_pb2_grpc.ModelServiceServicer):

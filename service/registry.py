@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gameai.games import Board, Game, GameError, get_game
-from gameai.models import CorruptModel, Evaluation, Model, MoveValue, load_model
+from gameai.games import Game, GameError, State, get_game
+from gameai.models import CorruptModel, Evaluation, Model, load_model
 from gameai.store import (
     ModelStore,
     Pin,
@@ -60,19 +60,33 @@ class Loaded:
         self.record = record
         self._answers: dict[str, Evaluation] = {}
 
-    def evaluate(self, board: str) -> Evaluation:
-        """The evaluation of ``board`` (text). Raises the game core's errors."""
-        hit = self._answers.get(board)
+    def evaluate(self, board: str, to_move: str = "") -> Evaluation:
+        """The evaluation of ``board`` (text) with ``to_move`` (where the game needs it).
+        Raises the game core's errors."""
+        key = board if not to_move else f"{board}\n{to_move}"
+        hit = self._answers.get(key)
         if hit is not None:
             return hit
-        evaluation = _rounded(self.model.evaluate(Board.parse(self.model.game, board)))
+        evaluation = _rounded(self.model.evaluate(self.model.game.parse(board,
+                                                                        to_move=to_move)))
         if len(self._answers) < ANSWER_CACHE_SIZE:
-            self._answers[board] = evaluation
+            self._answers[key] = evaluation
         return evaluation
+
+    def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
+        """The evaluation of the position the move list ``moves`` reaches, and that
+        position. Raises the game core's errors."""
+        state = self.model.game.parse_moves(moves)
+        try:
+            state.require_playable()
+        except GameError as e:
+            e.field = "moves"  # the game ended within the moves given
+            raise
+        return _rounded(self.model.evaluate(state)), state
 
     def warm(self) -> None:
         """Run each query path once (numba compiles, numpy allocates) before serving."""
-        empty = Board.empty(self.model.game)
+        empty = self.model.game.initial()
         self.model.evaluate(empty)
         self.model.move_values([empty, empty])
 
@@ -80,8 +94,7 @@ class Loaded:
 def _rounded(evaluation: Evaluation) -> Evaluation:
     """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
     otherwise show in every answer."""
-    moves = tuple(MoveValue(m.index, m.row, m.col, round(m.value, VALUE_DECIMALS), m.unknown)
-                  for m in evaluation.moves)
+    moves = tuple(replace(m, value=round(m.value, VALUE_DECIMALS)) for m in evaluation.moves)
     return Evaluation(evaluation.to_move, round(evaluation.value, VALUE_DECIMALS), moves)
 
 

@@ -82,20 +82,21 @@ def create_app(runtime: Runtime) -> FastAPI:
               openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
         a = core.best_move(registry, **await _move_fields(request, "BestMove"))
-        m = a.move
         return answer(request, "BestMove", a.game, {
-            "game": a.game, "model_version": a.version,
-            "move": {"row": m.row, "col": m.col, "index": m.index}, "value": a.value},
-            a.version)
+            "game": a.game, "model_version": a.version, "move": _move_json(a.move),
+            "value": a.value}, a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
               openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
     async def evaluate(request: Request) -> Response:
         a = core.evaluate(registry, **await _move_fields(request, "Evaluate"))
         e = a.evaluation
-        return answer(request, "Evaluate", a.game, {
-            "game": a.game, "model_version": a.version, "to_move": e.to_move, "value": e.value,
-            "moves": [_move_value(m) for m in e.moves]}, a.version)
+        body = {"game": a.game, "model_version": a.version, "to_move": e.to_move,
+                "value": e.value,
+                "moves": [_move_value(m) for m in e.moves]}
+        if a.board is not None:
+            body["board"] = a.board
+        return answer(request, "Evaluate", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
               openapi_extra=_body_schema(BatchRequest), responses=BATCH_ERRORS)
@@ -114,8 +115,8 @@ def create_app(runtime: Runtime) -> FastAPI:
         games = [{"name": s.game.name, "rows": s.game.rows, "cols": s.game.cols,
                   "k": s.game.k, "gravity": s.game.gravity, "aliases": s.aliases,
                   "canary_weight": s.canary_weight, "loaded_versions": s.loaded_versions,
-                  "ready": s.ready, "pin": s.pin.to_json() if s.pin else None}
-                 for s in core.list_games(registry)]
+                  "ready": s.ready, "pin": s.pin.to_json() if s.pin else None,
+                  **s.game.rules()} for s in core.list_games(registry)]
         return answer(request, "ListGames", "", {"games": games}, None)
 
     @app.get("/v1/games/{game}/models", tags=["models"], responses=MODEL_ERRORS)
@@ -221,7 +222,7 @@ def _add_admin_routes(app: FastAPI, runtime: Runtime, token: str,
 def _move_value(m: MoveValue) -> dict[str, Any]:
     """One move of an evaluate answer; ``unknown`` only where it is true, so answers of
     moves the model knows are what they always were."""
-    out: dict[str, Any] = {"row": m.row, "col": m.col, "index": m.index, "value": m.value}
+    out: dict[str, Any] = {**_move_json(m), "value": m.value}
     if m.unknown:
         out["unknown"] = True
     return out
@@ -238,12 +239,16 @@ def _batch_answer(registry: Registry, game: str, body: dict[str, Any],
         raise InvalidRequest("must be true or false", field="include_move_values")
     a = core.evaluate_batch(registry, game=game, boards=boards, model=body.get("model", ""),
                             client_id=body.get("client_id", ""), max_batch=max_batch,
-                            include_move_values=include)
-    cols, best = a.game.cols, a.best
+                            include_move_values=include, to_move=body.get("to_move", ""))
+    cols = a.game.cols
+    best = a.best_to if a.moves_pieces else a.best
     out: dict[str, Any] = {
         "game": a.game.name, "model_version": a.version, "to_move": a.to_move,
         "value": a.values.tolist(), "move_row": (best // cols).tolist(),
         "move_col": (best % cols).tolist(), "move_index": best.tolist()}
+    if a.moves_pieces:
+        out["move_from_index"] = a.best_from.tolist()
+        out["actions"] = a.game.num_actions
     if a.move_values is not None:
         out["move_values"] = [[None if x != x else x for x in row]
                               for row in a.move_values.tolist()]
@@ -262,12 +267,24 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 async def _move_fields(request: Request, method: str) -> dict[str, Any]:
-    """The core's keyword arguments for a one-board request."""
+    """The core's keyword arguments for a one-board request: ``board`` (with ``to_move``
+    where the game needs it) or, for a game with a move notation, ``moves``."""
     game = request.path_params["game"]
     request.scope["gameai"] = (method, game, None)
-    body = await _json_body(request, required=("board",))
-    return {"game": game, "board": body["board"], "model": body.get("model", ""),
-            "client_id": body.get("client_id", "")}
+    body = await _json_body(request, required=())
+    if "board" not in body and "moves" not in body:
+        raise InvalidRequest("is required", field="board")
+    return {"game": game, "board": body.get("board", ""), "model": body.get("model", ""),
+            "client_id": body.get("client_id", ""), "to_move": body.get("to_move", ""),
+            "moves": body.get("moves", "")}
+
+
+def _move_json(move: Any) -> dict[str, Any]:
+    """A move as JSON: where the piece goes and, for a piece that moves, ``from``."""
+    out: dict[str, Any] = {"row": move.row, "col": move.col, "index": move.index}
+    if move.from_index is not None:
+        out["from"] = {"row": move.from_row, "col": move.from_col, "index": move.from_index}
+    return out
 
 
 async def _json_body(request: Request, *, required: tuple[str, ...]) -> dict[str, Any]:

@@ -14,7 +14,12 @@ Game = Annotated[str, Path(examples=["tictactoe"])]
 
 
 class MoveRequest(BaseModel):
-    board: str = Field(examples=["X--|-O-|---"])
+    board: str = Field(examples=["X--|-O-|---"], description="required unless moves is given")
+    to_move: str = Field("", description="'X' or 'O': required where the counts do not tell "
+                         "whose turn it is (morris games once all six pieces are down)")
+    moves: str = Field("", description="instead of board and to_move, for games with a move "
+                       "notation (morris): the moves from the start, e.g. '5 1 9 3 7 2 9-6' "
+                       "(a placement is its point 1-9 row by row, a movement from-to)")
     model: str = Field("", description="alias or version number; empty or 'production' "
                        "means the production track with its canary share")
     client_id: str = Field("", description="keys the sticky canary split")
@@ -22,6 +27,8 @@ class MoveRequest(BaseModel):
 
 class BatchRequest(BaseModel):
     boards: list[str]
+    to_move: str = Field("", description="'X' or 'O' for every board, where the counts do "
+                         "not tell (morris)")
     model: str = ""
     client_id: str = ""
     include_move_values: bool = False
@@ -38,10 +45,16 @@ class CanaryRequest(BaseModel):
     weight: int
 
 
-class MoveOut(BaseModel):
+class PointOut(BaseModel):
     row: int
     col: int
     index: int
+
+
+class MoveOut(PointOut):
+    from_: PointOut | None = Field(None, alias="from", description="where a moving piece "
+                                   "comes from (games whose pieces move); absent for a "
+                                   "placement")
 
 
 class MoveValueOut(MoveOut):
@@ -63,6 +76,8 @@ class EvaluateOut(BaseModel):
     to_move: str
     value: float
     moves: list[MoveValueOut]
+    board: str | None = Field(None, description="the position answered, when the request "
+                              "gave moves")
 
 
 class BatchOut(BaseModel):
@@ -77,7 +92,13 @@ class BatchOut(BaseModel):
     move_index: list[int]
     move_values: list[list[float | None]] | None = Field(
         None, description="with include_move_values: per board, every cell's value "
-        "row-major, null where the move is illegal")
+        "row-major, null where the move is illegal (games whose pieces move: every "
+        "action's value, by action id)")
+    move_from_index: list[int] | None = Field(
+        None, description="games whose pieces move: where each best move comes from, -1 "
+        "for a placement")
+    actions: int | None = Field(None, description="games whose pieces move: values per board "
+                                "in move_values")
 
 
 class ErrorDetail(BaseModel):

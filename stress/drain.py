@@ -22,9 +22,11 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from gameai.games import get_game
+from gameai.games.positions import live_boards
 from gameai.store import ModelStore
 from service.app import EXIT_RESERVE
-from stress.harness import ServerProcess, live_boards, perfect_model, start_server, variant
+from stress.harness import ServerProcess, perfect_model, start_server, variant
 from stress.report import Report
 from stress.traffic import Answer, Call, TrafficRun, mixed_calls
 
@@ -43,7 +45,7 @@ def sigterm_under_load(report: Report, work: Path, url: str) -> None:
         store.set_alias(game="tictactoe", alias="production", version=version, by="stress")
     server = start_server(url, log_dir=work / "drain", prefix="drain", workers=2, extra=(
         "--grace-seconds", str(GRACE), "--drain-seconds", str(DRAIN), "--log-level", "info"))
-    boards = live_boards("tictactoe")
+    boards = live_boards(get_game("tictactoe"), limit=2000)
     targets = [(server.http_port, server.grpc_port)]
     steady = TrafficRun(targets, mixed_calls({"tictactoe": boards}), concurrency=8, rate=200)
     heavy = TrafficRun(targets, [Call(t, "EvaluateBatch", "tictactoe",

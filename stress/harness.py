@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
 from gameai.models import TableModel
 from gameai.store import ModelStore, RedisServer
 from gameai.store.embedded import free_port
@@ -213,22 +213,6 @@ def seed_store(store: ModelStore, games: Sequence[str], *, versions: int = 2,
             store.set_canary(game=model.game.name, version=numbers[name][-1],
                              weight=canary_weight, by="stress")
     return numbers
-
-
-def live_boards(game: str, limit: int = 2000) -> list[str]:
-    """Up to ``limit`` positions of ``game`` that are legal and unfinished."""
-    from gameai.games.positions import enumerate_positions
-
-    g = get_game(game)
-    out: list[str] = []
-    for layer in enumerate_positions(Board.empty(g)).layers:
-        for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),
-                              strict=True):
-            if not over:
-                out.append(str(Board(g, x, o)))
-                if len(out) >= limit:
-                    return out
-    return out
 
 
 # -- /proc -----------------------------------------------------------------------------------

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gameai.games import get_game
+from gameai.games.positions import live_boards
 from gameai.store import ModelStore
-from stress.harness import live_boards, percentile, perfect_model, start_server, variant
+from stress.harness import percentile, perfect_model, start_server, variant
 from stress.report import Report
 from stress.traffic import Answer, Call, TrafficRun, mixed_calls
 
@@ -25,7 +27,7 @@ def fairness(report: Report, work: Path, url: str, seconds: float) -> None:
     server = start_server(url, log_dir=work / "fair", prefix="fair", workers=2,
                           extra=("--log-level", "warning"))
     try:
-        boards = live_boards("tictactoe")
+        boards = live_boards(get_game("tictactoe"), limit=2000)
         targets = [(server.http_port, server.grpc_port)]
         polite_calls = mixed_calls({"tictactoe": boards}, methods=("BestMove",))
         alone = TrafficRun(targets, polite_calls, concurrency=2, rate=100,

@@ -22,10 +22,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from gameai.games import get_game
+from gameai.games.positions import live_boards
 from gameai.store import ModelStore
 from stress.harness import (
     ServerProcess,
-    live_boards,
     percentile,
     private_redis,
     seed_store,
@@ -51,8 +52,8 @@ def run(seconds: float = 30.0, *, share: float = 0.7, probe_seconds: float = 3.0
         server = start_server(redis.url, log_dir=Path(tmp), games=GAMES, workers=workers,
                               extra=("--log-level", "warning"))
         try:
-            calls = mixed_calls({g: live_boards(g) for g in GAMES}, models=MODELS,
-                                batch_every=40, batch_size=20)
+            boards = {g: live_boards(get_game(g), limit=2000) for g in GAMES}
+            calls = mixed_calls(boards, models=MODELS, batch_every=40, batch_size=20)
             targets = [(server.http_port, server.grpc_port)]
             probe = TrafficRun(targets, calls, processes=processes, concurrency=concurrency,
                                seconds=probe_seconds).wait(probe_seconds + 60)

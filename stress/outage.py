@@ -18,10 +18,11 @@ from typing import Any
 
 import redis
 
+from gameai.games import get_game
+from gameai.games.positions import live_boards
 from gameai.store import ModelStore, RedisServer
 from stress.harness import (
     ServerProcess,
-    live_boards,
     perfect_model,
     start_server,
     variant,
@@ -34,7 +35,8 @@ RATE = 200.0
 
 
 def _traffic(server: ServerProcess) -> TrafficRun:
-    calls = mixed_calls({"tictactoe": live_boards("tictactoe")}, models=("", "production"))
+    boards = {"tictactoe": live_boards(get_game("tictactoe"), limit=2000)}
+    calls = mixed_calls(boards, models=("", "production"))
     return TrafficRun([(server.http_port, server.grpc_port)], calls, concurrency=8, rate=RATE)
 
 

@@ -23,11 +23,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gameai.games import get_game
+from gameai.games.positions import live_boards
 from gameai.models import TableModel
 from gameai.store import ModelStore
 from stress.harness import (
     ServerProcess,
-    live_boards,
     percentile,
     perfect_model,
     private_redis,
@@ -68,7 +69,7 @@ def run(seconds: float = 20.0, *, cycles: int = 20, rate: float = 300.0,
         servers = [start_server(redis.url, log_dir=Path(tmp), workers=1,
                                 extra=("--log-level", "warning")) for _ in range(2)]
         try:
-            calls = mixed_calls({"tictactoe": live_boards("tictactoe")},
+            calls = mixed_calls({"tictactoe": live_boards(get_game("tictactoe"), limit=2000)},
                                 models=("", "production"))
             traffic = TrafficRun([(s.http_port, s.grpc_port) for s in servers], calls,
                                  concurrency=8, rate=rate)

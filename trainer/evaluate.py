@@ -21,7 +21,10 @@ Figures (the JSON of ``gameai evaluate``):
   for the exhaustive opponent).
 
 Everything is vectorised over whole layers of positions through ``Model.move_values``;
-a tic-tac-toe model is evaluated in a few milliseconds.
+a tic-tac-toe model is evaluated in a few milliseconds. This is the evaluator of games
+with the m,n,k kernels; any other game (morris, whose positions repeat) is evaluated along
+its state graph by :mod:`trainer.evaluate_graph`, with the same report and the same
+meaning of "unbeatable", and :func:`evaluate` sends it there.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game, TooLarge
+from gameai.games import Board, TooLarge
+from gameai.games.game import MnkGame as Game
+from gameai.games.game import as_mnk
 from gameai.games.keys import U64, symmetric_keys
 from gameai.games.positions import Positions, enumerate_positions
 from gameai.games.solver import TABLE_MAX_CELLS, back_up, score_layers
@@ -111,7 +116,7 @@ class _Layer:
 def _tree(model: Model, side: str, limit: int) -> Iterator[_Layer]:
     """The layers of the game tree where the model plays its best move and the opponent
     every legal reply; identical positions reached by different orders are merged."""
-    game = model.game
+    game = as_mnk(model.game)
     x = np.zeros(1, dtype=np.uint64)
     o = np.zeros(1, dtype=np.uint64)
     count = np.ones(1, dtype=np.int64)
@@ -177,7 +182,7 @@ def optimal_moves(model: Model) -> tuple[int, int]:
     Raises:
         TooLarge: the game is too large for a whole-game solver table.
     """
-    game = model.game
+    game = as_mnk(model.game)
     if game.cells > TABLE_MAX_CELLS:
         raise TooLarge(f"{game.name} is too large for the exact solver's whole-game table")
     positions, scores = _solved(game)
@@ -212,7 +217,7 @@ def _kept_over_images(model: Model, x: U64, o: U64, good: npt.NDArray[np.bool_],
                       compose: npt.NDArray[np.intp]) -> tuple[int, int]:
     """Over every distinct image of the canonical boards ``(x, o)``: how many the model
     answers with a move marked in ``good`` (canonical orientation), and how many images."""
-    images = symmetric_keys(model.game, x, o)  # (n, syms): key of the board moved by t
+    images = symmetric_keys(as_mnk(model.game), x, o)  # (n, syms): the board moved by t
     distinct = [(images[:, :t] != images[:, [t]]).all(axis=1) for t in range(len(perm))]
     values = model.move_values_of_masks(x, o)
     values = np.where(np.isnan(values), -np.inf, values)
@@ -258,7 +263,7 @@ def vs_random(model: Model, *, games: int = RANDOM_GAMES, seed: int = 0) -> dict
 
 def _play_random(model: Model, side: str, games: int, rng: np.random.Generator
                  ) -> dict[str, int]:
-    game = model.game
+    game = as_mnk(model.game)
     x = np.zeros(games, dtype=np.uint64)
     o = np.zeros(games, dtype=np.uint64)
     outcome = np.zeros(games, dtype=np.int8)  # 1 model won, -1 lost, 0 draw or running
@@ -296,7 +301,7 @@ CHECKS = (
 def checks(model: Model) -> dict[str, bool]:
     """Seed 000's five questions, each true when the model's move answers it (every corner
     opening must be answered with the centre, where the seed's player missed one)."""
-    game = model.game
+    game = as_mnk(model.game)
     result = {}
     for name, patterns, good in CHECKS:
         boards = [Board.parse(game, p) for p in patterns]
@@ -307,6 +312,10 @@ def checks(model: Model) -> dict[str, bool]:
 def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
              tree_limit: int = TREE_LIMIT) -> dict[str, Any]:
     """Every figure of the report (see the module docstring); omitted ones say why."""
+    if not model.game.cell_kernels:
+        from trainer.evaluate_graph import evaluate_graph
+
+        return evaluate_graph(model, random_games=random_games, seed=seed)
     report: dict[str, Any] = {}
     omitted: dict[str, str] = {}
     for side in ("x", "o"):
@@ -321,7 +330,7 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
         report["optimal_move_rate"] = math.floor(kept / positions * 1e6) / 1e6 \
             if positions else 1.0
         report["optimal_move_positions"] = positions
-        report["game_value"] = game_value(model.game)
+        report["game_value"] = game_value(as_mnk(model.game))
     except TooLarge as e:
         omitted["optimal_move_rate"] = omitted["optimal_move_positions"] = str(e)
         omitted["game_value"] = str(e)

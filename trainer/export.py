@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game
+from gameai.games.game import MnkGame as Game
 from gameai.games.keys import (
     U64,
     base3_keys,

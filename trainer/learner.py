@@ -4,6 +4,12 @@ A learner owns its tables and its random generator; :meth:`Learner.play` runs ga
 self-play with learning updates in compiled code and :meth:`Learner.export` turns what it
 knows into the common model artifact (values in [-1, 1] from the mover's view), so the
 evaluator, the store and the server never need to know which algorithm made a model.
+
+Each algorithm runs on one of two engines, chosen by what the game offers
+(:attr:`gameai.games.Game.cell_kernels`): :class:`CellLearner` plays m,n,k games in
+kernels over bitmasks and hash tables of position keys (any board up to 40 cells);
+:class:`GraphLearner` plays any game small enough to enumerate, in kernels over its state
+graph (:mod:`trainer.graphplay`), with the same updates and the same parameters.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gameai.games import Game
+from gameai.games.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, TableModel
 from trainer.selfplay import Spec, make_spec, seed_state
 from trainer.table import Table
@@ -108,16 +115,13 @@ class Learner(abc.ABC):
         self.seed = seed
         self.params = params if params is not None else self.params_type()
         self.params.check()
-        self.spec: Spec = make_spec(game)
         self.rng = seed_state(seed)
         self.games_played = 0
         self.training_seconds = 0.0  # self-play time behind the values, a parent's included
         self.parent_version: int | None = None
-        self.table = self._new_table()
 
-    @abc.abstractmethod
-    def _new_table(self) -> Table:
-        """The empty value table."""
+    def _reserve(self, games: int) -> None:  # noqa: B027  (only table learners need room)
+        """Make room for what ``games`` more games can add (before each kernel call)."""
 
     def play(self, games: int) -> RoundStats:
         """Play ``games`` games of self-play, learning from each. Returns what happened.
@@ -131,7 +135,7 @@ class Learner(abc.ABC):
         done = 0
         while True:  # at least once: play(0) compiles (or loads) the kernel
             batch = min(games - done, BATCH)
-            self.table.reserve(batch * self.game.cells)  # the kernel never fills the table
+            self._reserve(batch)  # the kernel never fills the table
             self._run(batch, self.games_played + done, stats)
             done += batch
             if done >= games:
@@ -176,3 +180,21 @@ class Learner(abc.ABC):
         keep = ~np.isnan(rows).all(axis=1)
         rows = np.clip(rows[keep], -1.0, 1.0).astype(np.float32)
         return TableModel.from_unsorted(self.game, info or self.info(), keys[keep], rows)
+
+
+class CellLearner(Learner):
+    """A learner of an m,n,k game: kernels over bitmasks, values in a growable hash table."""
+
+    game: MnkGame
+
+    def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None) -> None:
+        super().__init__(as_mnk(game), seed=seed, params=params)
+        self.spec: Spec = make_spec(self.game)
+        self.table = self._new_table()
+
+    @abc.abstractmethod
+    def _new_table(self) -> Table:
+        """The empty value table."""
+
+    def _reserve(self, games: int) -> None:
+        self.table.reserve(games * self.game.cells)

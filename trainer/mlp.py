@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game, TooLarge
+from gameai.games import Board, TooLarge
+from gameai.games.game import MnkGame as Game
+from gameai.games.game import as_mnk
 from gameai.games.keys import U64, canonical_keys
 from gameai.games.positions import enumerate_positions
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
@@ -80,7 +82,7 @@ def training_positions(teacher: Model) -> tuple[U64, U64]:
     against every reply, as X and as O, and, for a game small enough (tic-tac-toe's 627),
     every reachable position, so that the exceptions cover wherever the network errs and
     a perfect teacher makes a perfect student."""
-    game = teacher.game
+    game = as_mnk(teacher.game)
     keys = [teacher.keys] if isinstance(teacher, TableModel) else []
     for side in ("X", "O"):
         x, o = policy_positions(teacher, side=side)
@@ -103,7 +105,7 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
     """
     started = time.perf_counter()
     params = params or MlpParams()
-    game = teacher.game
+    game = as_mnk(teacher.game)  # seed 004's network reads m,n,k boards
     teacher_bytes = teacher.to_bytes()  # seconds for a large table: encode it once
     teacher_sha256 = hashlib.sha256(teacher_bytes).hexdigest()
     x, o = training_positions(teacher)

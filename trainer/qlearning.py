@@ -29,7 +29,8 @@ import numpy as np
 from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, expand, pool_images, table_children
-from trainer.learner import Learner, Params, require
+from trainer.learner import CellLearner, Params, require
+from trainer.schedules import annealed
 from trainer.selfplay import (
     Spec,
     child_raw,
@@ -41,7 +42,6 @@ from trainer.selfplay import (
     uniform,
 )
 from trainer.table import Table, find, insert
-from trainer.td import annealed
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class QParams(Params):
                         self.draw + value * (self.draw - self.loss))
 
 
-class QLearner(Learner):
+class QLearner(CellLearner):
     algorithm = "qlearning"
     params_type = QParams
     params: QParams

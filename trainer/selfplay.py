@@ -23,7 +23,7 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game
+from gameai.games.game import MnkGame as Game
 from gameai.games.keys import MAX_VECTOR_CELLS
 
 U64 = npt.NDArray[np.uint64]

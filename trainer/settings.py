@@ -1,27 +1,29 @@
 """The worker's one settings object, from flags over environment variables over defaults
 (docs/contracts.md, docs/configuration.md), checked at start: a bad value stops the worker
-with a message naming the setting and its flag."""
+with a message naming the setting and its flag. The settings with a variable are declared
+once (:data:`WORKER`, with :mod:`gameai.settings`), like the server's; the rest are flags
+of ``gameai trainer``, checked by its parser."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from gameai.games import Game, GameError, get_game
-from gameai.store.connect import StoreSettings
-from gameai.store.errors import InvalidArgument
+from gameai.settings import HOST, LOG_LEVEL, Setting, SettingsError, read, whole_number
+from gameai.store.connect import STORE, StoreSettings
 from trainer.training import LEARNERS
 
 PUBLISH_EVERY = {"td": 10_000, "qlearning": 50_000, "tally": 500_000}  # games
-LOG_LEVELS = ("debug", "info", "warning", "error")
 STORE_TIMEOUT = 1.0  # seconds per store call: an outage costs a round a second, not more
 
+__all__ = ["WORKER", "SettingsError", "WorkerSettings", "load_settings"]
 
-class SettingsError(ValueError):
-    """A setting that cannot be used; the message names it."""
+METRICS_PORT = Setting("metrics_port", "GAMEAI_METRICS_PORT", "--metrics-port",
+                       whole_number(0, 65535), 9100)
+WORKER: tuple[Setting, ...] = (*STORE, METRICS_PORT, LOG_LEVEL, HOST)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,6 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     Raises:
         SettingsError: a value is unusable; the message names it.
     """
-    env = os.environ if env is None else env
     try:
         game = get_game(flags["game"])
     except GameError as e:
@@ -61,24 +62,11 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     if algorithm not in LEARNERS:
         raise SettingsError(f"--algorithm: the worker trains {', '.join(LEARNERS)}, "
                             f"not {algorithm!r}")
-    try:
-        store = StoreSettings.from_env(env, url=flags.get("store"),
-                                       url_file=flags.get("store_file"),
-                                       prefix=flags.get("store_prefix"),
-                                       data_dir=flags.get("data_dir"))
-    except InvalidArgument as e:
-        raise SettingsError(f"GAMEAI_STORE_URL (--store): {e}") from None
-    store = replace(store, timeout=STORE_TIMEOUT, retries=1)  # never stall training long
-    if store.url and not store.url.startswith(("redis://", "rediss://", "unix://")):
-        raise SettingsError("GAMEAI_STORE_URL (--store): must start with redis://, rediss:// "
-                            "or unix://")
-    port = _int(flags.get("metrics_port"), env.get("GAMEAI_METRICS_PORT"), 9100,
-                "GAMEAI_METRICS_PORT (--metrics-port)", 0, 65535)
-    level = (flags.get("log_level") or env.get("GAMEAI_LOG_LEVEL") or "info").strip().lower()
-    if level not in LOG_LEVELS:
-        raise SettingsError(f"GAMEAI_LOG_LEVEL (--log-level): must be one of "
-                            f"{', '.join(LOG_LEVELS)}, got {level!r}")
-    host = (flags.get("host") or env.get("GAMEAI_HOST") or "127.0.0.1").strip()
+    values = read(WORKER, flags, env)
+    store = StoreSettings(url=values["store_url"], prefix=values["store_prefix"],
+                          data_dir=values["data_dir"], timeout=STORE_TIMEOUT,
+                          retries=1)  # never stall training long
+    port, level, host = values["metrics_port"], values["log_level"], values["host"]
     return WorkerSettings(
         game=game, algorithm=algorithm, store=store,
         publish_every=flags.get("publish_every") or PUBLISH_EVERY[algorithm],
@@ -89,19 +77,6 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level)
-
-
-def _int(flag: Any, variable: str | None, default: int, name: str, low: int, high: int) -> int:
-    raw = flag if flag is not None else variable
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise SettingsError(f"{name}: must be a whole number, got {raw!r}") from None
-    if not low <= value <= high:
-        raise SettingsError(f"{name}: must be between {low} and {high}, got {value}")
-    return value
 
 
 def _seed(raw: Any) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, pool_images
-from trainer.learner import Learner, Params, require
+from trainer.learner import CellLearner, Params, require
 from trainer.selfplay import (
     Spec,
     child_raw,
@@ -69,7 +69,7 @@ def score_to_value(score: np.ndarray) -> np.ndarray:
     return np.where(score >= DRAW, (score - DRAW) / (WIN - DRAW), (score - DRAW) / (DRAW - LOSS))
 
 
-class TallyLearner(Learner):
+class TallyLearner(CellLearner):
     algorithm = "tally"
     params_type = TallyParams
     params: TallyParams

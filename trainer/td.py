@@ -29,10 +29,12 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from gameai.games.game import as_mnk
 from gameai.games.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import boards_of, expand, table_children
-from trainer.learner import Learner, Params, require
+from trainer.learner import CellLearner, Params, require
+from trainer.schedules import annealed
 from trainer.selfplay import (
     Spec,
     below,
@@ -80,12 +82,7 @@ class TdParams(Params):
         require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
 
 
-def annealed(start: float, end: float, halflife: float, games: float) -> float:
-    """``end + (start - end) / 2 ** (games / halflife)``: the schedule of every learner."""
-    return float(end + (start - end) * 0.5 ** (games / halflife))
-
-
-class TdLearner(Learner):
+class TdLearner(CellLearner):
     algorithm = "td"
     params_type = TdParams
     params: TdParams
@@ -139,7 +136,7 @@ def _model_afterstates(model: Model) -> tuple[U64, np.ndarray]:
 
     if not isinstance(model, TableModel):
         raise ValueError("warm start needs a table model")
-    game = model.game
+    game = as_mnk(model.game)
     x, o = boards_of(game, model.keys)
     kids = expand(game, x, o)
     live = kids.legal & ~kids.terminal & ~np.isnan(model.values)

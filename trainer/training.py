@@ -20,17 +20,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gameai.games import Board, Game
+from gameai.games import Game
 from gameai.models import Model
 from trainer.evaluate import evaluate, unbeatable
 from trainer.gates import perfect
 from trainer.learner import Learner, Params, RoundStats, build_params
 from trainer.qlearning import QLearner
+from trainer.qlearning_graph import QGraphLearner
 from trainer.tally import TallyLearner
+from trainer.tally_graph import TallyGraphLearner
 from trainer.td import TdLearner
+from trainer.td_graph import TdGraphLearner
 
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
                                       "qlearning": QLearner}
+# the same algorithms along a state graph, for games without the m,n,k kernels (morris)
+GRAPH_LEARNERS: dict[str, type[Learner]] = {"tally": TallyGraphLearner, "td": TdGraphLearner,
+                                            "qlearning": QGraphLearner}
 EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between evaluations
 FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
@@ -50,7 +56,7 @@ def make_learner(game: Game, algorithm: str, *, seed: int = 0,
         CannotTrain: unknown algorithm, or a board too large for the tables.
         BadParameter: a parameter is unknown or out of range.
     """
-    cls = LEARNERS.get(algorithm)
+    cls = (LEARNERS if game.cell_kernels else GRAPH_LEARNERS).get(algorithm)
     if cls is None:
         raise CannotTrain(f"unknown algorithm {algorithm!r}: self-play learners are "
                           f"{', '.join(LEARNERS)} (mlp distils a trained table: --teacher)")
@@ -101,7 +107,7 @@ class TrainResult:
 
 def opening_values(model: Model) -> list[float | None]:
     values: list[float | None] = [None] * model.game.cells
-    for move in model.evaluate(Board.empty(model.game)).moves:
+    for move in model.evaluate(model.game.initial()).moves:
         values[move.index] = move.value
     return values
 

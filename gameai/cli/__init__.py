@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from gameai.cli import games, models, serve, stress, train, up, worker
 from gameai.cli.common import USAGE, CommandError
 from gameai.games.errors import GameError
+from gameai.settings import SettingsError
 
 # Flags whose value may start with "-": a board whose first cell is empty ("-X-|-O-|---"),
 # which argparse would otherwise take for an option.
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(attach_dashed_values(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
-    except GameError as e:
+    except (GameError, SettingsError) as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
         return USAGE
     except CommandError as e:

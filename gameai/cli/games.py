@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Count every position and game of GAME and tabulate results by opening "
         "cell, over all games and over games without 'stupid' moves (seed 000).",
     )
-    p.add_argument("game", help="tictactoe, four-in-a-row, mnk-RxC-K, connect-RxC-K, ...")
+    p.add_argument("game", help="tictactoe, four-in-a-row, mnk-RxC-K, connect-RxC-K, "
+                   "three-mens-morris, nine-holes, ...")
     p.add_argument("--json", action="store_true", help="print JSON instead of grids")
     p.set_defaults(func=run_analyze)
 
@@ -27,22 +28,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("game")
     p.add_argument("--board", help="pattern like 'X--|-O-|---' (default: the empty board)")
+    p.add_argument("--to-move", default="", choices=("", "X", "O"),
+                   help="the side to move, where the counts do not tell (morris, once all "
+                   "six pieces are down)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_solve)
 
 
 def run_analyze(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from gameai.games.stats import analyze
 
     game = get_game(args.game)
     started = time.perf_counter()
-    report = analyze(game)
+    report = game.analyze()
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(report))
         return 0
     print(f"{game.describe()}: analysed in {seconds:.2f} s")
+    if "openings" in report:  # a game solved by retrograde analysis: no game counts
+        _print_retrograde(report, game.cols)
+        return 0
     print(f"positions: {report['positions']:,} ({report['canonical_positions']:,} up to symmetry)")
     g = report["games"]
     print(f"games: {g['total']:,} (X wins {g['x_wins']:,}, O wins {g['o_wins']:,}, "
@@ -57,14 +63,31 @@ def run_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_retrograde(report: dict[str, Any], cols: int) -> None:
+    print(f"positions: {report['positions']:,} reachable ({report['canonical_positions']:,} "
+          f"up to symmetry; {report['live_positions']:,} of those live)")
+    print(f"live positions for the side to move: {report['won_for_mover']:,} won, "
+          f"{report['drawn']:,} drawn, {report['lost_for_mover']:,} lost; longest forced "
+          f"win {report['longest_forced_win']} plies")
+    distance = f" in {report['distance']} plies" if report["outcome"] != "draw" else ""
+    print(f"value: {_value_text({'x_wins': 1, 'draw': 0, 'o_wins': -1}[report['value']])}"
+          f"{distance}")
+    print("\nX's first placement, by point (win/draw/loss for X, plies; '-' barred):")
+    cells = [("-" if o is None else f"{o['outcome']}" + (f" {o['distance']}"
+              if o["outcome"] != "draw" else "")) for o in report["openings"]]
+    width = max(len(c) for c in cells)
+    for r in range(0, len(cells), cols):
+        print("  " + " | ".join(f"{c:^{width}}" for c in cells[r:r + cols]))
+
+
 def run_solve(args: argparse.Namespace) -> int:
-    from gameai.games import Board, get_game
-    from gameai.games.solver import solve
+    from gameai.games import get_game
 
     game = get_game(args.game)
-    board = Board.parse(game, args.board) if args.board is not None else Board.empty(game)
+    board = (game.parse(args.board, to_move=args.to_move) if args.board is not None
+             else game.initial())
     started = time.perf_counter()
-    solution = solve(board)
+    solution = game.solve(board)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(_solution_json(solution, seconds)))
@@ -72,29 +95,39 @@ def run_solve(args: argparse.Namespace) -> int:
     print(f"{game.describe()}, {board.to_move} to move:")
     for r in range(game.rows):
         print("  " + " ".join(board.cell(r * game.cols + c) for c in range(game.cols)))
-    print(f"value: {solution.outcome} for {board.to_move} in {solution.distance} plies")
+    distance = f" in {solution.distance} plies" if solution.distance else ""
+    print(f"value: {solution.outcome} for {board.to_move}{distance}")
     print("moves (best first):")
     for m in solution.moves:
         mark = "*" if m.optimal else " "
-        print(f" {mark} row {m.row} col {m.col} (cell {m.move}): {m.outcome} in {m.distance}")
+        where = f"row {m.row} col {m.col} (cell {m.row * game.cols + m.col})"
+        if m.from_index is not None:
+            where = f"row {m.from_row} col {m.from_col} -> {where}"
+        end = f" in {m.distance}" if m.distance or m.outcome != "draw" else ""
+        print(f" {mark} {where}: {m.outcome}{end}")
     print(f"solved in {seconds * 1000:.1f} ms")
     return 0
 
 
 def _solution_json(solution: Any, seconds: float) -> dict[str, Any]:
+    game = solution.board.game
+    moves = []
+    for m in solution.moves:
+        move: dict[str, Any] = {"row": m.row, "col": m.col, "index": m.row * game.cols + m.col}
+        if m.from_index is not None:
+            move["from"] = {"row": m.from_row, "col": m.from_col, "index": m.from_index}
+            move["action"] = m.move
+        moves.append({**move, "outcome": m.outcome, "distance": m.distance,
+                      "optimal": m.optimal})
     return {
-        "game": solution.board.game.name,
+        "game": game.name,
         "board": str(solution.board),
         "to_move": solution.board.to_move,
         "value": solution.value,
         "outcome": solution.outcome,
         "distance": solution.distance,
         "optimal_moves": list(solution.optimal_moves),
-        "moves": [
-            {"row": m.row, "col": m.col, "index": m.move, "outcome": m.outcome,
-             "distance": m.distance, "optimal": m.optimal}
-            for m in solution.moves
-        ],
+        "moves": moves,
         "seconds": round(seconds, 6),
     }
 
@@ -115,16 +148,37 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--game", default="four-in-a-row")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_solver)
+    p = sub.add_parser("retrograde", help="time the retrograde solver on every morris variant")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_retrograde)
+
+
+def run_bench_retrograde(args: argparse.Namespace) -> int:
+    """Build and solve every morris variant's whole state graph and print the figures."""
+    from gameai.games.retrograde import bench_variants
+
+    figures = bench_variants()
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(f"load average {figures['load_average']}; first call {figures['first_seconds']} s "
+          "(loads the compiled kernels)")
+    for row in figures["variants"]:
+        print(f"  {row['game']:<48} {row['positions']:>6,} positions, value {row['value']:<7}"
+              f" graph {row['graph_seconds']:.4f} s + solve {row['solve_seconds']:.4f} s")
+    print(f"slowest variant: {figures['worst_seconds']:.4f} s (target {figures['target_seconds']}"
+          f" s, moonshot {figures['moonshot_seconds']} s)")
+    return 0
 
 
 def run_bench_solver(args: argparse.Namespace) -> int:
     """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
-    from gameai.games import Board, get_game
+    from gameai.games import Board, get_mnk_game
     from gameai.games.positions import enumerate_positions
     from gameai.games.solver import solve_positions
     from gameai.games.stats import analyze
 
-    game = get_game(args.game)
+    game = get_mnk_game(args.game)  # the layered m,n,k solver (morris: bench retrograde)
     t0 = time.perf_counter()
     positions = enumerate_positions(Board.empty(game))
     t1 = time.perf_counter()

@@ -31,11 +31,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--game", required=True, help="tictactoe, mnk-4x5-4, ...")
-    common.add_argument("--store", metavar="URL", help="redis://, rediss:// or unix:// URL "
-                        "(default: $GAMEAI_STORE_URL, else the embedded Redis)")
+    common.add_argument("--store", dest="store_url", metavar="URL", help="redis://, rediss:// "
+                        "or unix:// URL (default: $GAMEAI_STORE_URL, else the embedded Redis)")
+    common.add_argument("--store-file", metavar="FILE", help="read the store URL from this "
+                        "file (default: $GAMEAI_STORE_URL_FILE)")
     common.add_argument("--data-dir", metavar="DIR", help="embedded Redis data when no URL is "
                         "set (default: $GAMEAI_DATA_DIR or ~/.local/share/gameai)")
-    common.add_argument("--prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or gameai)")
+    common.add_argument("--store-prefix", "--prefix", dest="store_prefix",
+                        help="key prefix (default: $GAMEAI_STORE_PREFIX or gameai)")
     common.add_argument("--json", action="store_true", help="print JSON")
 
     def action(name: str, help: str, *, audited: bool = False) -> argparse.ArgumentParser:
@@ -110,8 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     game = get_game(args.game).name  # an unknown game fails here, naming it (exit 2)
     try:
-        settings = StoreSettings.from_env(url=args.store, data_dir=args.data_dir,
-                                          prefix=args.prefix)
+        settings = StoreSettings.load(vars(args))
         with open_store(settings) as store:
             return int(ACTIONS[args.action](store, game, args) or 0)
     except StoreUnavailable as e:

@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--teacher", metavar="FILE", help="mlp only: the trained table to distil")
     p.add_argument("--out", metavar="FILE", help="write the model here")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
-    p.add_argument("--store", metavar="URL", help="publish the model to this store")
+    p.add_argument("--store", dest="store_url", metavar="URL",
+                   help="publish the model to this store")
     p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
                    "gameai)")
     p.add_argument("--promote", choices=("auto", "manual"), help="with --store: auto moves "
@@ -96,6 +97,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser("learners", help="games and seconds until perfect per learner "
                        "(seeds 1-3), and the mlp students")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
+    p.add_argument("--game", default="tictactoe", help="tictactoe, three-mens-morris, ...")
     p.add_argument("--algorithms", default="td,qlearning,tally", help="comma-separated")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter for every learner (exploring_starts=0, ...)")
@@ -106,9 +108,11 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def store_options(p: argparse.ArgumentParser) -> None:
-    """``--store``, ``--store-prefix`` and ``--data-dir``, as the trainer commands spell them."""
-    p.add_argument("--store", metavar="URL", help="the store (default: $GAMEAI_STORE_URL, "
-                   "else the embedded Redis)")
+    """``--store``, ``--store-file``, ``--store-prefix`` and ``--data-dir``: the store
+    settings (:data:`gameai.store.connect.STORE`) as flags."""
+    p.add_argument("--store", dest="store_url", metavar="URL", help="the store (default: "
+                   "$GAMEAI_STORE_URL, else the embedded Redis)")
+    p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
     p.add_argument("--store-prefix", help="key prefix (default: $GAMEAI_STORE_PREFIX or "
                    "gameai)")
     p.add_argument("--data-dir", metavar="DIR", help="embedded Redis data directory (default: "
@@ -132,7 +136,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     game = get_game(args.game)
     params = parse_params(args.param)
-    if args.promote and not args.store:
+    if args.promote and not args.store_url:
         raise CommandError("--promote needs --store (where to publish)")
     out = _writable(args.out, args.force)
     if args.plot:
@@ -148,7 +152,7 @@ def run_train(args: argparse.Namespace) -> int:
     if out is not None:
         write_atomically(out, model.to_bytes())
         extra["out"] = str(out)
-    if args.store:
+    if args.store_url:
         extra["published"] = _publish(args, model)
     failed = _plot(args, game, history, extra) if args.plot else None
     report = {"game": game.name, "algorithm": args.algorithm, "seed": args.seed,
@@ -254,7 +258,8 @@ def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
     from gameai.store.connect import StoreSettings, open_store
     from trainer.gates import publish, who
 
-    settings = StoreSettings.from_env(url=args.store, prefix=args.store_prefix)
+    settings = StoreSettings.load({"store_url": args.store_url,
+                                   "store_prefix": args.store_prefix})
     try:
         with open_store(settings) as store:
             done = publish(store, model, by=who(), promote=args.promote or "manual")
@@ -288,8 +293,7 @@ def _stored_model(args: argparse.Namespace) -> Model:
     from gameai.store.connect import StoreSettings, open_store
 
     game = get_game(args.game)
-    settings = StoreSettings.from_env(url=args.store, prefix=args.store_prefix,
-                                      data_dir=args.data_dir)
+    settings = StoreSettings.load(vars(args))
     try:
         with open_store(settings) as store:
             record = store.require(game=game.name, ref=args.version)
@@ -316,6 +320,7 @@ def run_bench_learners(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
+    figures = learners(seeds=seeds, game_name=args.game)
     from trainer.learner import BadParameter
 
     algorithms = tuple(a for a in args.algorithms.split(",") if a)

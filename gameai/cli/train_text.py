@@ -10,15 +10,21 @@ if TYPE_CHECKING:
     from gameai.models import Model
 
 
+_VALUES = {"x_wins": "won by X", "draw": "a draw", "o_wins": "won by O"}
+
+
 def evaluation_text(model: Model, report: dict[str, Any]) -> str:
     info = model.info
     lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
              f"{info.games_played:,} games, {report['model_bytes']:,} bytes"]
     if "losses_as_x" in report and "losses_as_o" in report:
-        verdict = "unbeatable" if report["losses_as_x"] == report["losses_as_o"] == 0 \
-            else "beatable"
-        lines.append(f"  opponent's winning lines: as X {report['losses_as_x']:,}, as O "
-                     f"{report['losses_as_o']:,} ({verdict})")
+        from trainer.evaluate import unbeatable
+
+        verdict = "unbeatable" if unbeatable(report) else "beatable"
+        what = report.get("opponent_counts", "lines")
+        lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
+                     f"{report['losses_as_o']:,} ({verdict}; the game is "
+                     f"{_VALUES.get(report.get('game_value', ''), 'unsolved')})")
     if "optimal_move_rate" in report:
         positions = report.get("optimal_move_positions")
         every = f"all {positions:,} " if positions else ""
@@ -66,21 +72,26 @@ def figure_lines(figures: dict[str, Any]) -> str:
 
 def learners_text(figures: dict[str, Any]) -> str:
     params = " ".join(f"{k}={v}" for k, v in figures["params"].items()) or "default parameters"
-    lines = [f"games and time until perfect (unbeatable, every move optimal) on "
-             f"{figures['game']}, {params} (wall: self-play and evaluation; load average "
-             f"{figures['load_average']})"]
+    goal = {"perfect": "perfect (unbeatable, every move optimal)"}.get(
+        figures.get("until", "perfect"), "unbeatable as X and O")
+    lines = [f"games and time until {goal} on {figures['game']}, {params} (wall: self-play "
+             f"and evaluation; load average {figures['load_average']})"]
     for algorithm in ("td", "qlearning", "tally"):
         f = figures.get(algorithm)
         if f is None:
             continue
+        reached = figures.get("until", "perfect")
         runs = ", ".join(
             f"seed {r['seed']}: {r['games']:,} games {r['seconds']:.2f} s"
-            + (" (stays perfect)" if r.get("still_perfect_at_4x") else
-               " (NOT perfect 3x later)" if r["perfect"] else
-               f" (NOT perfect: {r['positions_missed']} positions missed)")
+            + (f" (still {reached} 3x later)" if r.get("still_there_at_4x") else
+               f" (NOT {reached} 3x later)" if r["reached"] else
+               f" (NOT {reached}" + (f": {r['positions_missed']} positions missed)"
+                                  if r.get("positions_missed") is not None else ")"))
             for r in f["runs"])
-        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s of target "
-                     f"{f['target_seconds']:.0f} s [{'met' if f['met'] else 'MISSED'}]; {runs}")
+        target = (f"of target {f['target_seconds']:.0f} s " if f["target_seconds"] is not None
+                  else "")
+        lines.append(f"  {algorithm:>9}: worst {f['worst_seconds']:.2f} s {target}"
+                     f"[{'met' if f['met'] else 'MISSED'}]; {runs}")
     for r in figures["mlp"]["runs"]:
         lines.append(f"  mlp (seed {r['seed']} td teacher): {r['student_bytes']:,} bytes vs "
                      f"{r['teacher_bytes']:,}, {r['exceptions']} exceptions, network right "

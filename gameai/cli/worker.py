@@ -25,7 +25,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--game", required=True)
     p.add_argument("--algorithm", required=True, choices=ALGORITHMS[:3])
     store_options(p)
-    p.add_argument("--store-file", metavar="FILE", help="read the store URL from this file")
     p.add_argument("--publish-every", type=positive, metavar="N",
                    help="self-play games between candidates (default: per algorithm)")
     p.add_argument("--publish-min-seconds", type=float, metavar="S",

@@ -1,5 +1,8 @@
-"""The rules of m,n,k games (and gravity variants), keys, the exact solver and statistics.
+"""The game interface and its families, keys, the exact solvers and statistics.
 
+Families: m,n,k games (tic-tac-toe, four-in-a-row, Connect Four with gravity) and morris
+games (Three Men's Morris and its variants: pieces that move). Everything outside this
+package works through :class:`Game` and :class:`State` (:mod:`gameai.games.interface`).
 Pure: no I/O except the solver's optional disk cache.
 """
 
@@ -12,8 +15,10 @@ from gameai.games.errors import (
     TooLarge,
     UnknownGame,
 )
-from gameai.games.game import Game, get_game, known_games
+from gameai.games.game import MnkGame, get_game, get_mnk_game, known_games
+from gameai.games.interface import Game, Move, State
 from gameai.games.keys import base3_key, canonical, canonical_key
+from gameai.games.morris import MorrisBoard, MorrisGame
 
 __all__ = [
     "Board",
@@ -22,11 +27,17 @@ __all__ = [
     "GameOver",
     "IllegalMove",
     "InvalidBoard",
+    "MnkGame",
+    "MorrisBoard",
+    "MorrisGame",
+    "Move",
+    "State",
     "TooLarge",
     "UnknownGame",
     "base3_key",
     "canonical",
     "canonical_key",
     "get_game",
+    "get_mnk_game",
     "known_games",
 ]

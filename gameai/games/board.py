@@ -2,6 +2,8 @@
 
 A board prints as the seed's pattern: rows top to bottom joined by ``|``, cells ``X``,
 ``O`` and ``-`` (``"X--|-O-|---"``). The side to move follows from the counts, X first.
+A board is the m,n,k family's :class:`~gameai.games.interface.State`; its action ids are
+the cell indices.
 """
 
 from __future__ import annotations
@@ -9,25 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gameai.games.errors import GameOver, IllegalMove, InvalidBoard
-from gameai.games.game import Game
+from gameai.games.game import MnkGame
+from gameai.games.interface import State
 
 MAX_PATTERN_LENGTH = 200  # the longest pattern of a 64-cell board is 64 + 63 separators
 
 
 @dataclass(frozen=True, slots=True)
-class Board:
+class Board(State):
     """A position: the game and one bitmask of cells per player."""
 
-    game: Game
+    game: MnkGame
     x: int
     o: int
 
     @classmethod
-    def empty(cls, game: Game) -> Board:
+    def empty(cls, game: MnkGame) -> Board:
         return cls(game, 0, 0)
 
     @classmethod
-    def parse(cls, game: Game, text: object) -> Board:
+    def parse(cls, game: MnkGame, text: object) -> Board:
         """The board a pattern describes, validated.
 
         Raises:
@@ -79,6 +82,21 @@ class Board:
             return []
         return mask_cells(playable_mask(self.game, self.occupied))
 
+    def legal_actions(self) -> list[int]:
+        return self.legal_moves()
+
+    @property
+    def key(self) -> int:
+        """Seed 003's base-3 key (the side to move follows from the counts)."""
+        from gameai.games.keys import base3_key
+
+        return base3_key(self)
+
+    def canonical(self) -> tuple[int, int]:
+        from gameai.games.keys import canonical
+
+        return canonical(self)
+
     def play(self, move: int) -> Board:
         """The board after the side to move plays ``move`` (a cell index).
 
@@ -109,7 +127,7 @@ class Board:
         return self
 
 
-def has_line(game: Game, mask: int) -> bool:
+def has_line(game: MnkGame, mask: int) -> bool:
     for line in game.lines:  # a plain loop: twice as fast as any() on this hot path  # noqa: SIM110
         if mask & line == line:
             return True
@@ -126,7 +144,7 @@ def mask_cells(mask: int) -> list[int]:
     return cells
 
 
-def playable_mask(game: Game, occupied: int) -> int:
+def playable_mask(game: MnkGame, occupied: int) -> int:
     """Empty cells a move may go to: all of them, or under gravity the lowest of each column."""
     empty = game.full_mask & ~occupied
     if not game.gravity:
@@ -135,7 +153,7 @@ def playable_mask(game: Game, occupied: int) -> int:
     return empty & supported
 
 
-def validate(game: Game, x: int, o: int) -> None:
+def validate(game: MnkGame, x: int, o: int) -> None:
     """Raise :class:`InvalidBoard` unless ``(x, o)`` can arise in a game played by the rules."""
     if x & o or (x | o) & ~game.full_mask:
         raise InvalidBoard("the two players' cells overlap or lie off the board")
@@ -169,11 +187,11 @@ def validate(game: Game, x: int, o: int) -> None:
         _check_gravity_ends(game, x, o)
 
 
-def _floating(game: Game, occupied: int) -> int:
+def _floating(game: MnkGame, occupied: int) -> int:
     return occupied & ~((occupied >> game.cols) | game.bottom_row)
 
 
-def _check_single_last_move(game: Game, player: str, mask: int, x: int, o: int) -> None:
+def _check_single_last_move(game: MnkGame, player: str, mask: int, x: int, o: int) -> None:
     """A won position must have a last move that completed every one of the winner's lines."""
     common = mask
     for line in game.lines:
@@ -188,7 +206,7 @@ def _check_single_last_move(game: Game, player: str, mask: int, x: int, o: int) 
         )
 
 
-def _check_gravity_ends(game: Game, x: int, o: int) -> None:
+def _check_gravity_ends(game: MnkGame, x: int, o: int) -> None:
     """Gravity boards: the first move (an X) lies on the floor, the last on top of a column.
 
     These are exact necessary conditions, checked in time linear in the board. Whether
@@ -206,7 +224,7 @@ def _check_gravity_ends(game: Game, x: int, o: int) -> None:
         raise InvalidBoard(f"{who} moved last, but no column has an {who} on top")
 
 
-def _parse_cells(game: Game, text: object) -> tuple[int, int]:
+def _parse_cells(game: MnkGame, text: object) -> tuple[int, int]:
     if not isinstance(text, str):
         raise InvalidBoard(f"board must be text like 'X--|-O-|---', got {type(text).__name__}")
     if len(text) > MAX_PATTERN_LENGTH:

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 
 class GameError(ValueError):
-    """Base class of every error the game core raises for bad input."""
+    """Base class of every error the game core raises for bad input.
+
+    Attributes:
+        field: the request field at fault, where the core knows it (``to_move``,
+            ``moves``, ``boards[3]``); empty otherwise, and each transport names its own.
+    """
+
+    field: str = ""
 
 
 class UnknownGame(GameError):
@@ -21,11 +28,14 @@ class InvalidBoard(GameError):
 
     Attributes:
         reason: the problem in one sentence, without the board itself.
+        field: the request field at fault when it is not the board itself (``to_move``).
     """
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        if field is not None:
+            self.field = field
 
 
 class GameOver(GameError):
@@ -35,14 +45,16 @@ class GameOver(GameError):
         winner: ``"X"``, ``"O"``, or ``None`` for a draw.
     """
 
-    def __init__(self, winner: str | None) -> None:
-        what = f"{winner} has won" if winner else "the board is full (a draw)"
+    def __init__(self, winner: str | None, *, why: str = "") -> None:
+        what = f"{winner} has won" if winner else why or "the board is full (a draw)"
         super().__init__(f"the game is over: {what}")
         self.winner = winner
 
 
 class IllegalMove(GameError):
-    """A move to an occupied cell, off the board, or (gravity games) not the lowest empty one."""
+    """A move the rules forbid here: to an occupied cell, off the board, not the lowest empty
+    cell of a column (gravity), or for pieces that move, placing a fourth piece, moving
+    during placement, moving the opponent's piece or to a point that is not next to it."""
 
 
 class TooLarge(GameError):

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import Game
+from gameai.games.game import MnkGame as Game
 
 MAX_VECTOR_CELLS = 40  # 3**40 < 2**64
 U64 = npt.NDArray[np.uint64]

@@ -18,7 +18,9 @@ import numpy.typing as npt
 
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import Game
+from gameai.games.game import MnkGame as Game
+from gameai.games.game import as_mnk
+from gameai.games.interface import Game as AnyGame
 from gameai.games.keys import U64, canonical_keys_and_syms, symmetric_keys, transform_masks
 
 DEFAULT_LIMIT = 20_000_000  # canonical positions; about 1.5 GB of layers at the limit
@@ -83,6 +85,25 @@ def enumerate_positions(root: Board, *, limit: int = DEFAULT_LIMIT) -> Positions
         keys, x, o, won = _expand(game, layer, x_to_move=ply % 2 == 0)
         ply += 1
     return Positions(game, root.ply, layers)
+
+
+def live_boards(game: AnyGame, *, limit: int | None = None) -> list[str]:
+    """The board text of every canonical position of ``game`` (an m,n,k game) that is legal
+    and not over, fewest pieces first (up to ``limit`` of them): real queries for
+    benchmarks and load.
+
+    Tic-tac-toe has 627 (765 canonical positions, 138 of them finished).
+    """
+    game = as_mnk(game)
+    out: list[str] = []
+    for layer in enumerate_positions(Board.empty(game)).layers:
+        for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),
+                              strict=True):
+            if not over:
+                out.append(str(Board(game, x, o)))
+                if limit is not None and len(out) >= limit:
+                    return out
+    return out
 
 
 def _expand(

@@ -26,7 +26,8 @@ import numpy.typing as npt
 
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import Game
+from gameai.games.game import MnkGame as Game
+from gameai.games.interface import State
 from gameai.games.keys import U64, canonical_keys
 from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
 
@@ -38,18 +39,21 @@ TABLE_MAX_CELLS = 16  # whole-game tables are built for boards this small (four-
 class MoveOutcome:
     """One legal move and what it leads to for the player making it."""
 
-    move: int
-    row: int
+    move: int  # the action id (for m,n,k games the cell index)
+    row: int  # where the piece goes
     col: int
     outcome: str  # "win" | "draw" | "loss"
     distance: int  # plies from now to the end of the game under optimal play
     score: int
     optimal: bool
+    from_index: int | None = None  # where a moving piece comes from (morris movements)
+    from_row: int | None = None
+    from_col: int | None = None
 
 
 @dataclass(frozen=True)
 class Solution:
-    board: Board
+    board: State
     value: int  # +1 win, 0 draw, -1 loss for the side to move
     outcome: str
     distance: int

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import Game
+from gameai.games.game import MnkGame as Game
 from gameai.games.keys import U64
 from gameai.games.positions import (
     DEFAULT_LIMIT,

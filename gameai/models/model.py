@@ -1,33 +1,46 @@
 """The model artifact: the value of every legal move of a position, from the mover's view.
 
-A model answers for one game. It stores values for canonical positions only and answers
-any board by mapping it onto its canonical image and the values back (a move ``m`` on the
-board is move ``symmetries[sym][m]`` on the image). Values lie in [-1, 1]: 1 a certain
-win, 0 a draw, -1 a certain loss. A board the model never saw gets 0 for every move.
+A model answers for one game, of any family (:mod:`gameai.games.interface`). It stores one
+value per action id for canonical positions only and answers any position by mapping it
+onto its canonical image and the values back (action ``a`` on the position is action
+``action_symmetries[sym][a]`` on the image). For an m,n,k game the actions are the cells,
+so a row holds one value per cell; a morris row holds 90 (placements and movements).
+Values lie in [-1, 1]: 1 a certain win, 0 a draw, -1 a certain loss. A move the model
+has no value for (a position it never saw, or a move it never tried there) is answered 0
+and marked ``unknown``: 0 is what the model plays it as, not a claim that it draws.
 
 Two forms share the interface:
 
-* :class:`TableModel`: sorted canonical keys and a ``(positions, cells)`` value table.
-* :class:`MlpModel` (seed 004): a one-hidden-layer tanh network from the canonical board
-  (+1 mover, -1 opponent, 0 empty) to move values, plus an exceptions table of exact values
-  for the positions where the network's best move differs from its teacher's.
+* :class:`TableModel`: sorted canonical keys and a ``(positions, num_actions)`` table.
+* :class:`MlpModel` (seed 004, m,n,k games): a one-hidden-layer tanh network from the
+  canonical board (+1 mover, -1 opponent, 0 empty) to move values, plus an exceptions table
+  of exact values for the positions where the network's best move differs from its
+  teacher's.
 
-Ties between equal values go to the lowest cell index, so answers are deterministic.
+Ties between equal values go to the lowest action id (for m,n,k games the lowest cell),
+so answers are deterministic.
 """
 
 from __future__ import annotations
 
 import abc
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, Game, GameError, canonical, get_game
-from gameai.games.board import mask_cells, playable_mask
-from gameai.games.keys import U64, canonical_keys_and_syms, transform_mask, transform_masks
+from gameai.games import Game, GameError, State, get_game
+from gameai.games.game import MnkGame, as_mnk
+from gameai.games.interface import Batch
+from gameai.games.keys import (
+    U64,
+    canonical_keys_and_syms,
+    masks_from_base3,
+    transform_masks,
+)
 from gameai.games.positions import playable_masks
 from gameai.models.container import CorruptModel, decode, encode
 from gameai.models.info import ModelInfo
@@ -37,11 +50,21 @@ F32 = npt.NDArray[np.float32]
 
 @dataclass(frozen=True, slots=True)
 class MoveValue:
+    """A move (where the piece goes and, for a movement, where from) and its value."""
+
     index: int
     row: int
     col: int
     value: float
+    from_index: int | None = None
+    from_row: int | None = None
+    from_col: int | None = None
+    action: int = -1  # the action id; -1 means the same as index (a placement)
     unknown: bool = False  # no value learned for it: ``value`` is 0 only as a stand-in
+
+    @property
+    def action_id(self) -> int:
+        return self.index if self.action < 0 else self.action
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +88,11 @@ class Model(abc.ABC):
             raise ValueError(f"model info is for {info.game}, not {game.name}")
         self.game = game
         self.info = info
-        self._perms = np.array(game.symmetries, dtype=np.intp)
+        self._perms = np.array(game.action_symmetries, dtype=np.intp)
 
     # -- queries -------------------------------------------------------------------------
 
-    def evaluate(self, board: Board) -> Evaluation:
+    def evaluate(self, board: State) -> Evaluation:
         """Every legal move's value, best first.
 
         Raises:
@@ -77,36 +100,41 @@ class Model(abc.ABC):
             GameError: the board is of another game.
         """
         self._check(board)
-        key, sym = canonical(board)
+        key, sym = board.canonical()
         row = self._canonical_row(key, board, sym)
-        values = [float("nan")] * self.game.cells if row is None else row.tolist()
-        perm = self.game.symmetries[sym]
-        cols = self.game.cols
+        values = [float("nan")] * self.game.num_actions if row is None else row.tolist()
+        perm = self.game.action_symmetries[sym]
         moves = []
-        for m in mask_cells(playable_mask(self.game, board.occupied)):
-            value = values[perm[m]]
+        for a in board.legal_actions():
+            value = values[perm[a]]
             unknown = value != value  # NaN: nothing learned
-            moves.append(MoveValue(m, m // cols, m % cols, 0.0 if unknown else value, unknown))
-        moves.sort(key=lambda mv: (-mv.value, mv.index))
+            moves.append(self._move_value(a, 0.0 if unknown else value, unknown))
+        moves.sort(key=lambda mv: (-mv.value, mv.action_id))
         return Evaluation(board.to_move, moves[0].value, tuple(moves))
 
-    def best_move(self, board: Board) -> MoveValue:
+    def _move_value(self, action: int, value: float, unknown: bool = False) -> MoveValue:
+        m = self.game.move(action)
+        if m.from_index is None:
+            return MoveValue(m.index, m.row, m.col, value, unknown=unknown)
+        return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
+                         action, unknown)
+
+    def best_move(self, board: State) -> MoveValue:
         return self.evaluate(board).best
 
-    def evaluate_batch(self, boards: list[Board]) -> list[Evaluation]:
+    def evaluate_batch(self, boards: Sequence[State]) -> list[Evaluation]:
         """:meth:`evaluate` for many boards at once; the values are computed vectorised."""
         values = self.move_values(boards)
         out = []
-        cols = self.game.cols
         for board, row in zip(boards, values.tolist(), strict=True):
-            moves = [MoveValue(m, m // cols, m % cols, row[m]) for m in board.legal_moves()]
-            moves.sort(key=lambda mv: (-mv.value, mv.index))
+            moves = [self._move_value(a, row[a]) for a in board.legal_actions()]
+            moves.sort(key=lambda mv: (-mv.value, mv.action_id))
             out.append(Evaluation(board.to_move, moves[0].value, tuple(moves)))
         return out
 
-    def move_values(self, boards: list[Board]) -> F32:
-        """``(len(boards), cells)`` move values in each board's own orientation, NaN where a
-        move is illegal; vectorised over the boards.
+    def move_values(self, boards: Sequence[State]) -> F32:
+        """``(len(boards), num_actions)`` move values in each board's own orientation, NaN
+        where a move is illegal; vectorised over the boards.
 
         Raises:
             GameOver: a board is finished.
@@ -114,32 +142,50 @@ class Model(abc.ABC):
         """
         for board in boards:
             self._check(board)
-        x = np.fromiter((b.x for b in boards), dtype=np.uint64, count=len(boards))
-        o = np.fromiter((b.o for b in boards), dtype=np.uint64, count=len(boards))
-        return self.move_values_of_masks(x, o)
+        return self.batch_values(self.game.batch(boards))
+
+    def batch_values(self, batch: Batch) -> F32:
+        """:meth:`move_values` of a :class:`~gameai.games.interface.Batch` of valid,
+        unfinished positions (what ``game.parse_batch`` returns)."""
+        if len(batch) == 0:
+            return np.zeros((0, self.game.num_actions), dtype=np.float32)
+        x = o = None
+        if batch.masks is not None and self.kind == "mlp":  # the network reads the boards
+            game = as_mnk(self.game)
+            x = transform_masks(game, batch.masks[0], batch.syms)
+            o = transform_masks(game, batch.masks[1], batch.syms)
+        canon = self._canonical_values(batch.keys, x, o)
+        values = np.take_along_axis(canon, self._perms[batch.syms.astype(np.intp)], axis=1)
+        return np.where(batch.legal, np.nan_to_num(values, nan=0.0), np.nan).astype(np.float32)
 
     def move_values_of_masks(self, x: U64, o: U64) -> F32:
         """:meth:`move_values` for boards given as bitmask arrays, for callers that have
         already validated them (a batch parser): no ``Board`` objects, no per-board checks.
         The boards must be valid and unfinished; what a finished board gets is unspecified.
         """
+        game = as_mnk(self.game)  # positions as two bitmasks: the m,n,k family's form
         if len(x) == 0:
-            return np.zeros((0, self.game.cells), dtype=np.float32)
-        keys, syms = canonical_keys_and_syms(self.game, x, o)
-        cx, co = transform_masks(self.game, x, syms), transform_masks(self.game, o, syms)
+            return np.zeros((0, game.cells), dtype=np.float32)
+        keys, syms = canonical_keys_and_syms(game, x, o)
+        cx, co = transform_masks(game, x, syms), transform_masks(game, o, syms)
         canon = self._canonical_values(keys, cx, co)
         values = np.take_along_axis(canon, self._perms[syms.astype(np.intp)], axis=1)
-        shifts = np.arange(self.game.cells, dtype=np.uint64)
-        legal = ((playable_masks(self.game, x | o)[:, None] >> shifts) & np.uint64(1)) == 1
+        shifts = np.arange(game.cells, dtype=np.uint64)
+        legal = ((playable_masks(game, x | o)[:, None] >> shifts) & np.uint64(1)) == 1
         return np.where(legal, np.nan_to_num(values, nan=0.0), np.nan).astype(np.float32)
 
-    def _check(self, board: Board) -> None:
+    def _check(self, board: State) -> None:
         if board.game is not self.game:
             raise GameError(f"this model plays {self.game.name}, not {board.game.name}")
         board.require_playable()
 
-    def canonical_key(self, board: Board) -> int:
-        return canonical(board)[0]
+    def canonical_key(self, board: State) -> int:
+        return board.canonical()[0]
+
+    def canonical_values(self, keys: U64) -> F32:
+        """Rows of canonical positions by key, in their canonical orientation (NaN rows
+        where the model knows nothing)."""
+        return self._canonical_values(np.asarray(keys, dtype=np.uint64), None, None)
 
     def with_info(self, info: ModelInfo) -> Self:
         """The same model with other metadata: the arrays are shared, not copied (a model
@@ -165,11 +211,12 @@ class Model(abc.ABC):
     def _arrays(self) -> dict[str, npt.NDArray[Any]]: ...
 
     @abc.abstractmethod
-    def _canonical_values(self, keys: U64, x: U64, o: U64) -> F32:
-        """Values of the canonical boards (in their orientation); NaN where unknown."""
+    def _canonical_values(self, keys: U64, x: U64 | None, o: U64 | None) -> F32:
+        """Values of the canonical positions ``keys`` (in their orientation); NaN where
+        unknown. ``x``, ``o``: the canonical boards' bitmasks, where the caller has them."""
 
     @abc.abstractmethod
-    def _canonical_row(self, key: int, board: Board, sym: int) -> npt.NDArray[np.float32] | None:
+    def _canonical_row(self, key: int, board: State, sym: int) -> npt.NDArray[np.float32] | None:
         """One canonical board's values (``board`` moved by ``sym``), or None if unknown."""
 
 
@@ -191,10 +238,10 @@ class TableModel(Model):
     def _arrays(self) -> dict[str, npt.NDArray[Any]]:
         return {"keys": self.keys, "values": self.values}
 
-    def _canonical_values(self, keys: U64, x: U64, o: U64) -> F32:
+    def _canonical_values(self, keys: U64, x: U64 | None, o: U64 | None) -> F32:
         return lookup_rows(self.keys, self.values, keys)
 
-    def _canonical_row(self, key: int, board: Board, sym: int) -> npt.NDArray[np.float32] | None:
+    def _canonical_row(self, key: int, board: State, sym: int) -> npt.NDArray[np.float32] | None:
         return find_row(self.keys, self.values, key)
 
 
@@ -209,6 +256,8 @@ class MlpModel(Model):
     def __init__(self, game: Game, info: ModelInfo, *, w1: F32, b1: F32, w2: F32, b2: F32,
                  exception_keys: U64, exception_values: F32) -> None:
         super().__init__(game, info)
+        if not game.cell_kernels:
+            raise CorruptModel(f"seed 004's network plays m,n,k boards, not {game.name}")
         self.w1, self.b1 = np.asarray(w1, np.float32), np.asarray(b1, np.float32)
         self.w2, self.b2 = np.asarray(w2, np.float32), np.asarray(b2, np.float32)
         cells, hidden = game.cells, self.b1.shape[0] if self.b1.ndim == 1 else -1
@@ -229,19 +278,20 @@ class MlpModel(Model):
 
     def network_values(self, x: U64, o: U64) -> F32:
         """The network's move values for canonical boards given as bitmasks."""
-        inputs = encode_inputs(self.game, x, o)
+        inputs = encode_inputs(as_mnk(self.game), x, o)
         hidden = np.tanh(inputs @ self.w1 + self.b1)
         return np.tanh(hidden @ self.w2 + self.b2).astype(np.float32)
 
-    def _canonical_row(self, key: int, board: Board, sym: int) -> npt.NDArray[np.float32] | None:
+    def _canonical_row(self, key: int, board: State, sym: int) -> npt.NDArray[np.float32] | None:
         row = find_row(self.exception_keys, self.exception_values, key)
         if row is not None:
             return row
-        x = np.array([transform_mask(self.game, board.x, sym)], dtype=np.uint64)
-        o = np.array([transform_mask(self.game, board.o, sym)], dtype=np.uint64)
+        x, o = masks_from_base3(as_mnk(self.game), np.array([key], dtype=np.uint64))
         return self.network_values(x, o)[0]
 
-    def _canonical_values(self, keys: U64, x: U64, o: U64) -> F32:
+    def _canonical_values(self, keys: U64, x: U64 | None, o: U64 | None) -> F32:
+        if x is None or o is None:
+            x, o = masks_from_base3(as_mnk(self.game), keys)
         values = self.network_values(x, o)
         exact = lookup_rows(self.exception_keys, self.exception_values, keys)
         known = ~np.isnan(exact).all(axis=1)
@@ -249,7 +299,7 @@ class MlpModel(Model):
         return values
 
 
-def encode_inputs(game: Game, x: U64, o: U64) -> F32:
+def encode_inputs(game: MnkGame, x: U64, o: U64) -> F32:
     """Network inputs: +1 for the mover's pieces, -1 for the opponent's, 0 for empty."""
     shifts = np.arange(game.cells, dtype=np.uint64)
     xb = ((x[:, None] >> shifts) & np.uint64(1)).astype(np.float32)
@@ -278,9 +328,9 @@ def find_row(table_keys: U64, table_values: F32, key: int) -> npt.NDArray[np.flo
 
 
 def _check_table(game: Game, keys: U64, values: F32) -> None:
-    if keys.ndim != 1 or values.shape != (len(keys), game.cells):
+    if keys.ndim != 1 or values.shape != (len(keys), game.num_actions):
         raise CorruptModel(f"value table of shape {values.shape} does not fit "
-                           f"{len(keys)} keys of a {game.cells}-cell board")
+                           f"{len(keys)} keys of {game.name} ({game.num_actions} actions)")
     if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         raise CorruptModel("model keys are not strictly increasing")
     finite = values[~np.isnan(values)]

@@ -4,7 +4,7 @@ With a URL (``--store``, ``GAMEAI_STORE_URL`` or the file named by
 ``GAMEAI_STORE_URL_FILE``) the store connects to that Redis. With none, it uses a real
 ``redis-server`` on a unix socket under ``DATA_DIR/redis`` with append-only persistence:
 
-    settings = StoreSettings.from_env(url=args.store, data_dir=args.data_dir)
+    settings = StoreSettings.load(vars(args))  # --store, --store-file, --data-dir, ...
     with open_store(settings) as store:
         ...
 
@@ -28,14 +28,15 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from gameai.settings import Setting, read
 from gameai.store.embedded import RedisServer
-from gameai.store.errors import InvalidArgument, StoreUnavailable
+from gameai.store.errors import StoreUnavailable
 from gameai.store.store import ModelStore
 
 LOCK_TIMEOUT = 30.0
@@ -52,27 +53,21 @@ class StoreSettings:
     retries: int = 3
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, url: str | None = None,
-                 url_file: str | None = None, prefix: str | None = None,
-                 data_dir: str | os.PathLike[str] | None = None) -> StoreSettings:
-        """Settings from command-line values, falling back to the environment
-        (docs/contracts.md): a flag beats its variable; a URL beats a URL file.
+    def load(cls, flags: Mapping[str, Any] | None = None,
+             environ: Mapping[str, str] | None = None) -> StoreSettings:
+        """The store settings (:data:`STORE`) from flags over the environment.
+
+        Args:
+            flags: by setting name: ``store_url``, ``store_file``, ``store_prefix``,
+                ``data_dir`` (``None``: not given).
 
         Raises:
-            InvalidArgument: both ``GAMEAI_STORE_URL`` and ``GAMEAI_STORE_URL_FILE`` are
-                set, or the URL file cannot be read or is empty.
+            SettingsError: a value is unusable, the URL file cannot be read or is empty, or
+                both ``GAMEAI_STORE_URL`` and ``GAMEAI_STORE_URL_FILE`` are set.
         """
-        env = os.environ if environ is None else environ
-        if url is None and url_file is None:
-            url, url_file = env.get("GAMEAI_STORE_URL") or None, \
-                env.get("GAMEAI_STORE_URL_FILE") or None
-            if url and url_file:
-                raise InvalidArgument("set GAMEAI_STORE_URL or GAMEAI_STORE_URL_FILE, not both")
-        if url is None and url_file is not None:
-            url = read_url_file(url_file)
-        return cls(url=url or None,
-                   prefix=prefix or env.get("GAMEAI_STORE_PREFIX") or "gameai",
-                   data_dir=Path(data_dir) if data_dir else default_data_dir(env))
+        values = read(STORE, flags, environ)
+        return cls(url=values["store_url"], prefix=values["store_prefix"],
+                   data_dir=values["data_dir"])
 
     @property
     def where(self) -> str:
@@ -83,15 +78,18 @@ class StoreSettings:
         return redact(self.url) if self.url else f"embedded Redis in {self.data_dir}"
 
 
-def read_url_file(path: str | os.PathLike[str]) -> str:
-    """The store URL kept in a file (a Docker or Kubernetes secret), whitespace stripped."""
-    try:
-        text = Path(path).read_text().strip()
-    except OSError as e:
-        raise InvalidArgument(f"cannot read the store URL file {path}: {e.strerror}") from e
-    if not text:
-        raise InvalidArgument(f"the store URL file {path} is empty")
-    return text
+def check_store_url(text: str) -> str:
+    url = text.strip()
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError("must start with redis://, rediss:// or unix://")
+    return url
+
+
+def check_prefix(text: str) -> str:
+    prefix = text.strip()
+    if not prefix or any(c.isspace() for c in prefix):
+        raise ValueError("must be a non-empty word without spaces")
+    return prefix
 
 
 def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -101,6 +99,15 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
         return Path(env["GAMEAI_DATA_DIR"]).expanduser()
     base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "gameai"
+
+
+STORE_URL = Setting("store_url", "GAMEAI_STORE_URL", "--store", check_store_url, None,
+                    file_variable="GAMEAI_STORE_URL_FILE", file_flag="--store-file")
+STORE_PREFIX = Setting("store_prefix", "GAMEAI_STORE_PREFIX", "--store-prefix", check_prefix,
+                       "gameai")
+DATA_DIR = Setting("data_dir", "GAMEAI_DATA_DIR", "--data-dir", lambda t: Path(t).expanduser(),
+                   default_data_dir)
+STORE = (STORE_URL, STORE_PREFIX, DATA_DIR)  # every process that opens the store has these
 
 
 @contextlib.contextmanager

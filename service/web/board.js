@@ -1,11 +1,18 @@
 // The web board: play any served game against the model, or watch it play itself.
 // Plain JavaScript, no build step. Talks to the REST API of the server that serves it.
+//
+// Games whose pieces move once placed (Three Men's Morris: the game's "pieces" in
+// GET /v1/games) are played by clicking a piece and then a point, or by dragging the
+// piece; the side to move is kept here and sent as to_move, and the game's history
+// decides the draw rule (a position that occurs for the third time draws).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const state = {
   games: [], game: null, cells: [], moves: [], over: false, busy: false,
-  human: "X", autoplay: false, token: 0, played: "",
+  human: "X", autoplay: false, token: 0,
+  side: "X", selected: null, history: new Map(), repeated: false,  // pieces that move
+  played: "",  // what the model last played, shown with the values that follow
 };
 const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
   { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
@@ -35,13 +42,64 @@ function boardText() {
 }
 
 function toMove() {
+  if (movesPieces()) return state.side;
   const xs = state.cells.filter((c) => c === "X").length;
   const os = state.cells.filter((c) => c === "O").length;
   return xs === os ? "X" : "O";
 }
 
+// -- pieces that move (morris): the rules the server also checks ---------------------------
+
+function movesPieces() {
+  return !!(state.game && state.game.pieces);
+}
+
+function placing(side) {
+  return state.cells.filter((c) => c === side).length < state.game.pieces;
+}
+
+function legalMoves() {
+  // Every legal move of the side to move as {from, to} (from null for a placement).
+  const side = toMove(), out = [];
+  if (placing(side)) {
+    const first = state.cells.every((c) => !c);
+    state.cells.forEach((c, i) => {
+      if (!c && !(first && state.game.barred_first_placement.includes(i))) {
+        out.push({ from: null, to: i });
+      }
+    });
+    return out;
+  }
+  state.cells.forEach((c, i) => {
+    if (c !== side) return;
+    for (const to of state.game.neighbours[i]) {
+      if (!state.cells[to]) out.push({ from: i, to });
+    }
+  });
+  return out;
+}
+
+function applyMove(from, to, side) {
+  if (from !== null && from !== undefined) state.cells[from] = null;
+  state.cells[to] = side;
+  state.moves.push(to);
+  if (!movesPieces()) return;
+  state.side = side === "X" ? "O" : "X";
+  const key = `${boardText()} ${state.side}`;
+  const seen = (state.history.get(key) || 0) + 1;
+  state.history.set(key, seen);
+  state.repeated = seen >= 3;
+}
+
 function winningLine() {
   const g = state.game, dirs = [[0, 1], [1, 0], [1, 1], [1, -1]];
+  if (g.lines) {
+    for (const line of g.lines) {
+      const p = state.cells[line[0]];
+      if (p && line.every((i) => state.cells[i] === p)) return { player: p, line };
+    }
+    return null;
+  }
   for (let r = 0; r < g.rows; r++) {
     for (let c = 0; c < g.cols; c++) {
       const p = state.cells[r * g.cols + c];
@@ -76,9 +134,12 @@ function target(index) {
 
 function draw(values) {
   const g = state.game, board = $("board");
+  if (values !== undefined) state.values = values;
+  values = state.values;
   board.style.gridTemplateColumns = `repeat(${g.cols}, auto)`;
-  if (board.children.length !== g.cells) {
+  if (board.children.length !== g.cells || board.dataset.game !== g.name) {
     board.replaceChildren();
+    board.dataset.game = g.name;
     for (let i = 0; i < g.cells; i++) {
       const cell = document.createElement("button");
       cell.type = "button";
@@ -86,20 +147,35 @@ function draw(values) {
       cell.dataset.index = i;
       cell.setAttribute("aria-label", `row ${Math.floor(i / g.cols)}, column ${i % g.cols}`);
       cell.addEventListener("click", () => humanMove(i));
+      cell.addEventListener("dragstart", (event) => {
+        state.selected = i;
+        event.dataTransfer.setData("text/plain", String(i));
+        draw();
+      });
+      cell.addEventListener("dragover", (event) => {
+        if (destinationOf(i)) event.preventDefault();
+      });
+      cell.addEventListener("drop", (event) => {
+        event.preventDefault();
+        humanMove(i);
+      });
       board.appendChild(cell);
     }
   }
   const win = winningLine(), last = state.moves[state.moves.length - 1];
+  const myTurn = !state.over && !state.busy && !state.autoplay && toMove() === state.human;
+  const legal = movesPieces() && myTurn ? legalMoves() : [];
   for (const cell of board.children) {
     const i = Number(cell.dataset.index), piece = state.cells[i];
     cell.className = "cell" + (piece ? " " + piece : "") + (i === last ? " last" : "") +
-      (win && win.line.includes(i) ? " win" : "");
+      (win && win.line.includes(i) ? " win" : "") + (state.selected === i ? " selected" : "");
     cell.textContent = piece || "";
     cell.style.background = "";
     cell.dataset.value = "";
-    const v = values && values[i];
+    cell.draggable = false;
+    const v = cellValue(i, values);
     cell.title = "";
-    if (v === null && !piece) {
+    if (v === null) {
       // The model has no value for this move: say so, never paint it as a draw.
       cell.className += " unknown";
       cell.dataset.value = "unknown";
@@ -108,7 +184,7 @@ function draw(values) {
       label.className = "value";
       label.textContent = "?";
       cell.appendChild(label);
-    } else if (v !== undefined && !piece) {
+    } else if (v !== undefined) {
       cell.style.background = heat(v);
       cell.dataset.value = v;
       const label = document.createElement("span");
@@ -116,9 +192,38 @@ function draw(values) {
       label.textContent = v.toFixed(2);
       cell.appendChild(label);
     }
-    cell.disabled = !!piece || state.over || state.busy || state.autoplay ||
-      toMove() !== state.human;
+    if (!movesPieces()) {
+      cell.disabled = !!piece || !myTurn;
+      continue;
+    }
+    const movable = legal.some((m) => m.from === i);
+    cell.draggable = movable;
+    cell.disabled = !(legal.some((m) => m.from === null && m.to === i) || movable ||
+                      destinationOf(i));
   }
+}
+
+function cellValue(i, values) {
+  // A placement's value shows on its point; a movement's on its destination once its
+  // piece is selected, and each movable piece shows the best of its own moves.
+  if (!values) return undefined;
+  if (!movesPieces()) return state.cells[i] ? undefined : values[i];
+  if (!state.cells[i]) {
+    if (values.placements[i] !== undefined) return values.placements[i];
+    const from = state.selected;
+    return from !== null && values.movements[from] ? values.movements[from][i] : undefined;
+  }
+  const own = values.movements[i];
+  if (!own) return undefined;
+  const known = Object.values(own).filter((v) => v !== null);  // null: unknown
+  return known.length ? Math.max(...known) : null;
+}
+
+function destinationOf(i) {
+  // The move that takes the selected piece to point i, if it is legal.
+  if (!movesPieces() || state.selected === null || state.cells[i]) return null;
+  if (state.over || state.busy || state.autoplay || toMove() !== state.human) return null;
+  return legalMoves().find((m) => m.from === state.selected && m.to === i) || null;
 }
 
 function heat(value) {
@@ -146,19 +251,24 @@ function showScores() {
 
 function finish() {
   if (state.over) {
-    draw();
+    draw(null);
     return true;
   }
-  const win = winningLine();
-  const full = state.cells.every((c) => c);
-  if (!win && !full) return false;
+  let win = winningLine();
+  let drawn = movesPieces() ? state.repeated : state.cells.every((c) => c);
+  if (!win && movesPieces() && !drawn && legalMoves().length === 0) {
+    win = { player: toMove() === "X" ? "O" : "X", line: [] };  // the side to move is stuck
+  }
+  if (!win && !drawn) return false;
+  drawn = !win;
   state.over = true;
+  const why = movesPieces() && drawn ? " by repetition" : "";
   if (state.autoplay) {
     if (!win) scores.autoDraw++; else if (win.player === "X") scores.autoX++; else scores.autoO++;
-    setStatus(win ? `${win.player} wins (AI vs AI)` : "Draw (AI vs AI)");
+    setStatus(win ? `${win.player} wins (AI vs AI)` : `Draw${why} (AI vs AI)`);
   } else if (!win) {
     scores.draw++;
-    setStatus("Draw. New game?");
+    setStatus(`Draw${why}. New game?`);
   } else if (win.player === state.human) {
     scores.human++;
     setStatus(`${win.player} wins: you beat the model!`);
@@ -167,7 +277,7 @@ function finish() {
     setStatus(`${win.player} wins: the model won.`);
   }
   showScores();
-  draw();
+  draw(null);
   return true;
 }
 
@@ -182,10 +292,19 @@ async function refresh() {
   if ($("heatmap").checked) {
     try {
       const e = await api(`/v1/games/${state.game.name}/evaluate`,
-                          { board: boardText(), model: $("model").value });
+                          position({ model: $("model").value }));
       if (token !== state.token) return;
-      values = {};
-      for (const m of e.moves) values[m.index] = m.unknown ? null : m.value;
+      values = movesPieces() ? { placements: {}, movements: {} } : {};
+      for (const m of e.moves) {
+        const value = m.unknown ? null : m.value;  // null: the model has no value for it
+        if (!movesPieces()) {
+          values[m.index] = value;
+        } else if (m.from) {
+          (values.movements[m.from.index] ||= {})[m.index] = value;
+        } else {
+          values.placements[m.index] = value;
+        }
+      }
       $("answered-by").textContent = [state.played, `values from model version ${e.model_version}`]
         .filter(Boolean).join(" · ");
     } catch (error) {
@@ -193,12 +312,20 @@ async function refresh() {
     }
   }
   state.busy = false;
-  draw(values);
+  draw(values || null);
   if (state.autoplay || toMove() !== state.human) {
     await aiMove(token, values);
   } else {
     setStatus(`Your move (${state.human})`);
   }
+}
+
+function unknownMove(values, from, to) {
+  // Whether the evaluation just shown had no value for this move.
+  if (!values) return false;
+  if (!movesPieces()) return values[to] === null;
+  if (from === null) return values.placements[to] === null;
+  return (values.movements[from] || {})[to] === null;
 }
 
 async function aiMove(token, values) {
@@ -207,16 +334,17 @@ async function aiMove(token, values) {
   try {
     if (state.autoplay) await new Promise((ok) => setTimeout(ok, 250));
     const a = await api(`/v1/games/${state.game.name}/best-move`,
-                        { board: boardText(), model: $("model").value, client_id: clientId() });
+                        position({ model: $("model").value, client_id: clientId() }));
     if (token !== state.token) return;
-    const mover = toMove();
-    state.cells[a.move.index] = mover;
-    state.moves.push(a.move.index);
+    const mover = toMove(), from = a.move.from ? a.move.from.index : null;
+    state.selected = null;
+    applyMove(from, a.move.index, mover);
+    const origin = a.move.from ? `from row ${a.move.from.row}, column ${a.move.from.col} ` : "";
+    const worth = unknownMove(values, from, a.move.index)
+      ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
     state.played =
-      `model version ${a.model_version} played ${mover} at row ${a.move.row}, ` +
-      `column ${a.move.col} (` + (values && values[a.move.index] === null
-        ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`) +
-      ")";
+      `model version ${a.model_version} played ${mover} ${origin}at row ${a.move.row}, ` +
+      `column ${a.move.col} (${worth})`;
     $("answered-by").textContent = state.played;
   } catch (error) {
     if (token === state.token) setStatus(error.message, true);
@@ -227,15 +355,43 @@ async function aiMove(token, values) {
   await refresh();
 }
 
+function position(fields) {
+  // The request's position: the board, and for pieces that move whose turn it is.
+  const body = { board: boardText(), ...fields };
+  if (movesPieces()) body.to_move = toMove();
+  return body;
+}
+
 function humanMove(index) {
   if (state.over || state.busy || state.autoplay || toMove() !== state.human) return;
+  if (movesPieces()) {
+    humanMorris(index);
+    return;
+  }
   const cell = target(index);
   if (cell < 0) return;
-  state.cells[cell] = state.human;
-  state.moves.push(cell);
+  applyMove(null, cell, state.human);
   state.busy = true;
   setStatus("The model is thinking…");
-  draw();
+  draw(null);
+  refresh();
+}
+
+function humanMorris(index) {
+  // A placement by a click; a movement by clicking a piece and then a point (or dragging).
+  const legal = legalMoves();
+  let move = legal.find((m) => m.from === null && m.to === index) || destinationOf(index);
+  if (!move) {
+    state.selected = legal.some((m) => m.from === index) && state.selected !== index
+      ? index : null;
+    draw();
+    return;
+  }
+  state.selected = null;
+  applyMove(move.from, move.to, state.human);
+  state.busy = true;
+  setStatus("The model is thinking…");
+  draw(null);
   refresh();
 }
 
@@ -256,6 +412,11 @@ function newGame(autoplay) {
   state.moves = [];
   state.over = false;
   state.busy = false;
+  state.side = "X";
+  state.selected = null;
+  state.values = null;
+  state.repeated = false;
+  state.history = new Map([[`${boardText()} X`, 1]]);
   state.autoplay = !!autoplay;
   state.human = $("side").value;
   state.played = "";

@@ -37,17 +37,24 @@ def test_every_contract_setting_is_documented() -> None:
     assert not missing, sorted(missing)
 
 
-def test_every_server_setting_is_documented_with_its_flag() -> None:
-    from service import settings as server
+@pytest.mark.parametrize("command", ["serve", "trainer"])
+def test_every_declared_setting_is_documented_with_its_flag(command: str) -> None:
+    """Every setting the process declares (gameai.settings), with its variable, its file
+    form and, where the command has it, its flag."""
+    from service.settings import SERVER
+    from trainer.settings import WORKER
 
     rows = documented_rows()
-    sources = {env: flag for env, flag, _ in server._SOURCES.values()}
-    sources |= dict(server._FILE_SOURCES.values())
-    for env, flag in sources.items():
-        assert env in rows, f"{env} is not in docs/configuration.md"
-        cli_flags = {o for a in subcommand("serve")._actions for o in a.option_strings}
-        if flag in cli_flags:
-            assert f"`{flag}`" in rows[env], f"{env}: flag {flag} not documented"
+    cli_flags = {o for a in subcommand(command)._actions for o in a.option_strings}
+    for setting in {"serve": SERVER, "trainer": WORKER}[command]:
+        for variable, flag in ((setting.variable, setting.flag),
+                               (setting.file_variable, setting.file_flag)):
+            if variable is None:
+                continue
+            assert variable in rows, f"{variable} is not in docs/configuration.md"
+            if flag is not None:
+                assert flag in cli_flags, f"gameai {command} has no {flag} for {variable}"
+                assert f"`{flag}`" in rows[variable], f"{variable}: flag {flag} not documented"
 
 
 @pytest.mark.parametrize("command", ["serve", "trainer", "up"])

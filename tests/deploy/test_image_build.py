@@ -235,6 +235,9 @@ def test_serve_and_trainer_start_against_a_real_redis(image: Image,
         # Every worker process up (a SIGTERM to one still importing ends it with status 15).
         server.wait_for(lambda: sum("serving tictactoe" in line for line in server.lines)
                         >= default_workers(), "gameai serve: every worker serving")
+        # /docs works without internet: its assets come from the installed package
+        assert http_status(f"http://127.0.0.1:{http}/static-offline-docs/swagger-ui-bundle.js"
+                           ) == 200
         probe = subprocess.run(
             [str(image.venv / "bin" / "python"), str(ROOT / "deploy/docker/healthcheck.py")],
             env=image.env(GAMEAI_HEALTHCHECK_URL=f"http://127.0.0.1:{http}/healthz"),

@@ -166,9 +166,11 @@ def test_redis_persists_and_reads_its_password_from_the_secret(
 
 def test_pods_use_secrets_that_exist_and_contract_settings_only(
         objects: dict[tuple[str, str], Any]) -> None:
-    from service.settings import _SOURCES
+    from service.settings import SERVER
+    from trainer.settings import WORKER
 
-    known = settings() | {env for env, _, _ in _SOURCES.values()}
+    known = settings() | {s.variable for s in (*SERVER, *WORKER)} | {
+        s.file_variable for s in (*SERVER, *WORKER) if s.file_variable}
     secret = objects[("Secret", "gameai-credentials")]
     for (kind, name), obj in objects.items():
         if kind not in ("Deployment", "StatefulSet"):

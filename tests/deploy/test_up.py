@@ -45,7 +45,8 @@ def test_ports_must_differ(tmp_path: Path) -> None:
 def test_an_unreadable_store_url_file_is_named(tmp_path: Path) -> None:
     result = up(tmp_path, env={"GAMEAI_STORE_URL_FILE": str(tmp_path / "missing")})
     assert result.returncode == 2
-    assert f"cannot read the store URL file {tmp_path / 'missing'}" in result.stderr
+    assert (f"GAMEAI_STORE_URL_FILE (--store-file): cannot read {tmp_path / 'missing'}"
+            in result.stderr)
 
 
 def test_an_unreachable_store_is_an_error_not_a_traceback(tmp_path: Path) -> None:

@@ -23,7 +23,9 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
+from gameai.games import get_game
 from gameai.models import TableModel
+from gameai.models.oracle import solver_model
 from gameai.store import ModelStore, RedisServer
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, new_store, settings, variant
@@ -85,7 +87,10 @@ def page_server(redis_server: RedisServer, perfect: TableModel) -> Iterator[Runn
     for number in range(1, 6):
         store.publish(variant(perfect, algorithm="solver", games_played=number), by="docs")
     store.set_alias(game="tictactoe", alias="production", version=3, by="docs")
-    running = RunningServer(settings(store), store)
+    morris = store.publish(solver_model(get_game("three-mens-morris")).to_bytes(), by="docs")
+    store.set_alias(game="three-mens-morris", alias="production", version=morris.version,
+                    by="docs")
+    running = RunningServer(settings(store, games=("tictactoe", "three-mens-morris")), store)
     yield running
     running.stop()
     store.close()

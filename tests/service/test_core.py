@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from gameai.games import Board, GameOver, InvalidBoard, UnknownGame, get_game
+from gameai.games.positions import live_boards
 from gameai.models import TableModel
 from gameai.store import ModelStore, RedisServer
 from service import core
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify
 from service.metrics import Metrics
 from service.registry import Registry
-from stress.harness import live_boards
 from tests.service.conftest import new_store, variant, weak_model
 
 
@@ -58,7 +58,7 @@ def test_evaluate_lists_every_legal_move_best_first(registry: Registry) -> None:
 
 
 def test_batch_matches_single_evaluations_on_every_live_position(registry: Registry) -> None:
-    boards = live_boards("tictactoe")
+    boards = live_boards(get_game("tictactoe"), limit=2000)
     batch = core.evaluate_batch(registry, game="tictactoe", boards=boards, model="1",
                                 include_move_values=True)
     assert batch.version == 1 and len(batch.to_move) == len(boards) > 600

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
+from gameai.settings import SettingsError
 from gameai.store import ModelStore, RedisServer, StoreUnavailable
 from gameai.store.connect import StoreSettings, default_data_dir, embedded_redis, open_store
-from gameai.store.errors import InvalidArgument
 
 
 def test_flags_beat_the_environment_and_a_url_beats_a_url_file(tmp_path):
@@ -12,23 +12,26 @@ def test_flags_beat_the_environment_and_a_url_beats_a_url_file(tmp_path):
     secret.write_text("redis://:pw@file-host:6379/0\n")
     env = {"GAMEAI_STORE_URL_FILE": str(secret), "GAMEAI_STORE_PREFIX": "blue",
            "GAMEAI_DATA_DIR": str(tmp_path / "d")}
-    s = StoreSettings.from_env(env)
+    s = StoreSettings.load({}, env)
     assert (s.url, s.prefix, s.data_dir) == ("redis://:pw@file-host:6379/0", "blue",
                                              tmp_path / "d")
     assert s.where == "redis://:***@file-host:6379/0"
-    s = StoreSettings.from_env(env, url="redis://flag-host/1", prefix="green")
+    s = StoreSettings.load({"store_url": "redis://flag-host/1", "store_prefix": "green"}, env)
     assert (s.url, s.prefix) == ("redis://flag-host/1", "green")
-    assert StoreSettings.from_env({}, data_dir=tmp_path).url is None
+    assert StoreSettings.load({"data_dir": str(tmp_path)}, {}).url is None
 
 
 def test_url_settings_that_cannot_work_are_refused(tmp_path):
-    with pytest.raises(InvalidArgument, match="not both"):
-        StoreSettings.from_env({"GAMEAI_STORE_URL": "redis://a", "GAMEAI_STORE_URL_FILE": "f"})
-    with pytest.raises(InvalidArgument, match="cannot read the store URL file"):
-        StoreSettings.from_env({"GAMEAI_STORE_URL_FILE": str(tmp_path / "missing")})
+    with pytest.raises(SettingsError, match="not both"):
+        StoreSettings.load({}, {"GAMEAI_STORE_URL": "redis://a", "GAMEAI_STORE_URL_FILE": "f"})
+    with pytest.raises(SettingsError, match=r"GAMEAI_STORE_URL_FILE \(--store-file\): cannot "
+                       "read"):
+        StoreSettings.load({}, {"GAMEAI_STORE_URL_FILE": str(tmp_path / "missing")})
     (tmp_path / "empty").write_text("  \n")
-    with pytest.raises(InvalidArgument, match="is empty"):
-        StoreSettings.from_env({"GAMEAI_STORE_URL_FILE": str(tmp_path / "empty")})
+    with pytest.raises(SettingsError, match="is empty"):
+        StoreSettings.load({}, {"GAMEAI_STORE_URL_FILE": str(tmp_path / "empty")})
+    with pytest.raises(SettingsError, match=r"GAMEAI_STORE_URL \(--store\): must start with"):
+        StoreSettings.load({"store_url": "http://x"}, {})
 
 
 def test_default_data_dir_follows_xdg(tmp_path):

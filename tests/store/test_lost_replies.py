@@ -4,8 +4,7 @@ apply the write twice."""
 import pytest
 
 from gameai.store import ModelStore
-
-from .faults import ReplyDropper
+from stress.proxy import ReplyDropper
 
 
 @pytest.fixture

@@ -241,7 +241,7 @@ def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
 
 
 def _args(redis_url: str, **kw: object) -> WorkerSettings:
-    base = dict(game="tictactoe", algorithm="td", store=redis_url, store_file=None,
+    base = dict(game="tictactoe", algorithm="td", store_url=redis_url, store_file=None,
                 store_prefix=None, data_dir=None, publish_every=500, publish_min_seconds=0,
                 metrics_port=0, host=None, from_version=None, resume=False, promote="auto",
                 seed=1, params={}, max_games=500, log_level="warning", eval_share=1.0)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14gameai/v1/move.proto\x12\tgameai.v1\"P\n\x0f\x42\x65stMoveRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05\x62oard\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\"/\n\x04Move\x12\x0b\n\x03row\x18\x01 \x01(\x05\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x05\x12\r\n\x05index\x18\x03 \x01(\x05\"e\n\x10\x42\x65stMoveResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x1d\n\x04move\x18\x03 \x01(\x0b\x32\x0f.gameai.v1.Move\x12\r\n\x05value\x18\x04 \x01(\x01\"P\n\x0f\x45valuateRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05\x62oard\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\"T\n\tMoveValue\x12\x0b\n\x03row\x18\x01 \x01(\x05\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x05\x12\r\n\x05index\x18\x03 \x01(\x05\x12\r\n\x05value\x18\x04 \x01(\x01\x12\x0f\n\x07unknown\x18\x05 \x01(\x08\"|\n\x10\x45valuateResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x0f\n\x07to_move\x18\x03 \x01(\t\x12\r\n\x05value\x18\x04 \x01(\x01\x12#\n\x05moves\x18\x05 \x03(\x0b\x32\x14.gameai.v1.MoveValue\"s\n\x14\x45valuateBatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0e\n\x06\x62oards\x18\x02 \x03(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\x12\x1b\n\x13include_move_values\x18\x05 \x01(\x08\"\xb8\x01\n\x15\x45valuateBatchResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x0f\n\x07to_move\x18\x03 \x03(\t\x12\r\n\x05value\x18\x04 \x03(\x01\x12\x10\n\x08move_row\x18\x05 \x03(\x05\x12\x10\n\x08move_col\x18\x06 \x03(\x05\x12\x12\n\nmove_index\x18\x07 \x03(\x05\x12\r\n\x05\x63\x65lls\x18\x08 \x01(\x05\x12\x13\n\x0bmove_values\x18\t \x03(\x02\x32\xeb\x01\n\x0bMoveService\x12\x43\n\x08\x42\x65stMove\x12\x1a.gameai.v1.BestMoveRequest\x1a\x1b.gameai.v1.BestMoveResponse\x12\x43\n\x08\x45valuate\x12\x1a.gameai.v1.EvaluateRequest\x1a\x1b.gameai.v1.EvaluateResponse\x12R\n\rEvaluateBatch\x12\x1f.gameai.v1.EvaluateBatchRequest\x1a .gameai.v1.EvaluateBatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14gameai/v1/move.proto\x12\tgameai.v1\"p\n\x0f\x42\x65stMoveRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05\x62oard\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\x12\r\n\x05moves\x18\x05 \x01(\t\x12\x0f\n\x07to_move\x18\x07 \x01(\t\"{\n\x04Move\x12\x0b\n\x03row\x18\x01 \x01(\x05\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x05\x12\r\n\x05index\x18\x03 \x01(\x05\x12\x17\n\nfrom_index\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08\x66rom_row\x18\x05 \x01(\x05\x12\x10\n\x08\x66rom_col\x18\x06 \x01(\x05\x42\r\n\x0b_from_index\"e\n\x10\x42\x65stMoveResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x1d\n\x04move\x18\x03 \x01(\x0b\x32\x0f.gameai.v1.Move\x12\r\n\x05value\x18\x04 \x01(\x01\"p\n\x0f\x45valuateRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05\x62oard\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\x12\r\n\x05moves\x18\x05 \x01(\t\x12\x0f\n\x07to_move\x18\x07 \x01(\t\"\xa0\x01\n\tMoveValue\x12\x0b\n\x03row\x18\x01 \x01(\x05\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x05\x12\r\n\x05index\x18\x03 \x01(\x05\x12\r\n\x05value\x18\x04 \x01(\x01\x12\x0f\n\x07unknown\x18\x05 \x01(\x08\x12\x17\n\nfrom_index\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08\x66rom_row\x18\x07 \x01(\x05\x12\x10\n\x08\x66rom_col\x18\x08 \x01(\x05\x42\r\n\x0b_from_index\"\x8b\x01\n\x10\x45valuateResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x0f\n\x07to_move\x18\x03 \x01(\t\x12\r\n\x05value\x18\x04 \x01(\x01\x12#\n\x05moves\x18\x05 \x03(\x0b\x32\x14.gameai.v1.MoveValue\x12\r\n\x05\x62oard\x18\x06 \x01(\t\"\x84\x01\n\x14\x45valuateBatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0e\n\x06\x62oards\x18\x02 \x03(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\x12\x1b\n\x13include_move_values\x18\x05 \x01(\x08\x12\x0f\n\x07to_move\x18\x06 \x01(\t\"\xe2\x01\n\x15\x45valuateBatchResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x0f\n\x07to_move\x18\x03 \x03(\t\x12\r\n\x05value\x18\x04 \x03(\x01\x12\x10\n\x08move_row\x18\x05 \x03(\x05\x12\x10\n\x08move_col\x18\x06 \x03(\x05\x12\x12\n\nmove_index\x18\x07 \x03(\x05\x12\r\n\x05\x63\x65lls\x18\x08 \x01(\x05\x12\x13\n\x0bmove_values\x18\t \x03(\x02\x12\x17\n\x0fmove_from_index\x18\n \x03(\x05\x12\x0f\n\x07\x61\x63tions\x18\x0b \x01(\x05\x32\xeb\x01\n\x0bMoveService\x12\x43\n\x08\x42\x65stMove\x12\x1a.gameai.v1.BestMoveRequest\x1a\x1b.gameai.v1.BestMoveResponse\x12\x43\n\x08\x45valuate\x12\x1a.gameai.v1.EvaluateRequest\x1a\x1b.gameai.v1.EvaluateResponse\x12R\n\rEvaluateBatch\x12\x1f.gameai.v1.EvaluateBatchRequest\x1a .gameai.v1.EvaluateBatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,21 +33,21 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gameai.v1.move_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_BESTMOVEREQUEST']._serialized_start=35
-  _globals['_BESTMOVEREQUEST']._serialized_end=115
-  _globals['_MOVE']._serialized_start=117
-  _globals['_MOVE']._serialized_end=164
-  _globals['_BESTMOVERESPONSE']._serialized_start=166
-  _globals['_BESTMOVERESPONSE']._serialized_end=267
-  _globals['_EVALUATEREQUEST']._serialized_start=269
-  _globals['_EVALUATEREQUEST']._serialized_end=349
-  _globals['_MOVEVALUE']._serialized_start=351
-  _globals['_MOVEVALUE']._serialized_end=435
-  _globals['_EVALUATERESPONSE']._serialized_start=437
-  _globals['_EVALUATERESPONSE']._serialized_end=561
-  _globals['_EVALUATEBATCHREQUEST']._serialized_start=563
-  _globals['_EVALUATEBATCHREQUEST']._serialized_end=678
-  _globals['_EVALUATEBATCHRESPONSE']._serialized_start=681
-  _globals['_EVALUATEBATCHRESPONSE']._serialized_end=865
-  _globals['_MOVESERVICE']._serialized_start=868
-  _globals['_MOVESERVICE']._serialized_end=1103
+  _globals['_BESTMOVEREQUEST']._serialized_end=147
+  _globals['_MOVE']._serialized_start=149
+  _globals['_MOVE']._serialized_end=272
+  _globals['_BESTMOVERESPONSE']._serialized_start=274
+  _globals['_BESTMOVERESPONSE']._serialized_end=375
+  _globals['_EVALUATEREQUEST']._serialized_start=377
+  _globals['_EVALUATEREQUEST']._serialized_end=489
+  _globals['_MOVEVALUE']._serialized_start=492
+  _globals['_MOVEVALUE']._serialized_end=652
+  _globals['_EVALUATERESPONSE']._serialized_start=655
+  _globals['_EVALUATERESPONSE']._serialized_end=794
+  _globals['_EVALUATEBATCHREQUEST']._serialized_start=797
+  _globals['_EVALUATEBATCHREQUEST']._serialized_end=929
+  _globals['_EVALUATEBATCHRESPONSE']._serialized_start=932
+  _globals['_EVALUATEBATCHRESPONSE']._serialized_end=1158
+  _globals['_MOVESERVICE']._serialized_start=1161
+  _globals['_MOVESERVICE']._serialized_end=1396
 # @@protoc_insertion_point(module_scope)

@@ -8,26 +8,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ...) -> None: ...
+    moves: str
+    to_move: str
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class Move(_message.Message):
-    __slots__ = ("row", "col", "index")
+    __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
     ROW_FIELD_NUMBER: _ClassVar[int]
     COL_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
+    FROM_INDEX_FIELD_NUMBER: _ClassVar[int]
+    FROM_ROW_FIELD_NUMBER: _ClassVar[int]
+    FROM_COL_FIELD_NUMBER: _ClassVar[int]
     row: int
     col: int
     index: int
-    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ...) -> None: ...
+    from_index: int
+    from_row: int
+    from_col: int
+    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
     __slots__ = ("game", "model_version", "move", "value")
@@ -42,61 +52,75 @@ class BestMoveResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ...) -> None: ...
+    moves: str
+    to_move: str
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class MoveValue(_message.Message):
-    __slots__ = ("row", "col", "index", "value", "unknown")
+    __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col")
     ROW_FIELD_NUMBER: _ClassVar[int]
     COL_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    FROM_INDEX_FIELD_NUMBER: _ClassVar[int]
+    FROM_ROW_FIELD_NUMBER: _ClassVar[int]
+    FROM_COL_FIELD_NUMBER: _ClassVar[int]
     row: int
     col: int
     index: int
     value: float
     unknown: bool
-    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ...) -> None: ...
+    from_index: int
+    from_row: int
+    from_col: int
+    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
     value: float
     moves: _containers.RepeatedCompositeFieldContainer[MoveValue]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ...) -> None: ...
+    board: str
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ...) -> None: ...
 
 class EvaluateBatchRequest(_message.Message):
-    __slots__ = ("game", "boards", "model", "client_id", "include_move_values")
+    __slots__ = ("game", "boards", "model", "client_id", "include_move_values", "to_move")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARDS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_MOVE_VALUES_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     boards: _containers.RepeatedScalarFieldContainer[str]
     model: str
     client_id: str
     include_move_values: bool
-    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ...) -> None: ...
+    to_move: str
+    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class EvaluateBatchResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values")
+    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values", "move_from_index", "actions")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -106,6 +130,8 @@ class EvaluateBatchResponse(_message.Message):
     MOVE_INDEX_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
     MOVE_VALUES_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FROM_INDEX_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: _containers.RepeatedScalarFieldContainer[str]
@@ -115,4 +141,6 @@ class EvaluateBatchResponse(_message.Message):
     move_index: _containers.RepeatedScalarFieldContainer[int]
     cells: int
     move_values: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ...) -> None: ...
+    move_from_index: _containers.RepeatedScalarFieldContainer[int]
+    actions: int
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ...) -> None: ...
