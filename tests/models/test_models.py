@@ -212,3 +212,16 @@ def test_with_info_restamps_without_copying_and_encodes_exactly():
     assert first == fresh and other != fresh
     again = load_model(model.with_info(model.info.with_updates(seed=11)).to_bytes())
     assert again.info.seed == 11 and np.array_equal(again.values, model.values, equal_nan=True)
+
+
+def test_a_large_body_is_compressed_faster_and_reads_back_exactly():
+    from gameai.models import container
+
+    rng = np.random.default_rng(5)
+    big = {"keys": np.arange(300_000, dtype=np.uint64),  # 2.4 MB: over SMALL_BODY
+           "values": rng.integers(0, 3, 300_000).astype(np.int8)}
+    data = encode({"kind": "test"}, big)
+    back = decode(data)
+    assert back.metadata == {"kind": "test"}
+    assert all(np.array_equal(back.arrays[k], v) for k, v in big.items())
+    assert sum(a.nbytes for a in big.values()) > container.SMALL_BODY
