@@ -12,8 +12,9 @@ kill had exactly its effect: a new version only when Redis ran the publish, a pr
 only when it ran the alias change.
 
 Every restart uses ``--resume`` (warm start from production, as Compose and Kubernetes
-restart it). Finally the trainer runs once more to its end and must publish a version that
-goes on from production.
+restart it). Finally the trainer runs once more to its end, with ``--publish every`` (a
+perfect production leaves a trainer idle otherwise), and must publish a version that goes
+on from production.
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ def trainer_kills(report: Report, work: Path, url: str, *, random_kills: int = 3
             numbers.append(_latest(url))
         before = _latest(url)
         production = _production(url)
-        process = _trainer(proxy, log, "--max-games", "1500")
+        # production is perfect by now, which leaves a trainer idle: ask for every version
+        process = _trainer(proxy, log, "--max-games", "1500", "--publish", "every")
         try:
             code = process.wait(120)
         except subprocess.TimeoutExpired:

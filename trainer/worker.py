@@ -4,9 +4,10 @@ It trains in short rounds of self-play (a fraction of a second each). Every
 ``publish_every`` games, while evaluation stays within ``eval_share`` of its time, it
 exports the model and evaluates it. A candidate is published only when it passes the gates
 against the best model known (:mod:`trainer.gates`: unbeatable, perfect where the solver
-can tell, better than production), or every time with ``--publish every``; with
-``--promote auto`` it then becomes ``production`` unless an operator has pinned
-production. At most one version goes out per ``publish_min_seconds``.
+can tell, better than production), or every time with ``--publish every`` (which never
+idles: the operator asked for versions); with ``--promote auto`` it then becomes
+``production`` unless an operator has pinned production. At most one version goes out per
+``publish_min_seconds``.
 
 When the best model known is proven perfect (production's, or one this worker published
 and a pin held back), nothing is left to learn: the worker idles, using no CPU and
@@ -220,7 +221,8 @@ class Worker:
 
     def _update_idle(self) -> None:
         pending = self.pending.report if self.pending else None
-        idle = self.view.perfect(pending)
+        # --publish every: the operator asked for versions, so the worker never rests
+        idle = self.settings.publish != "every" and self.view.perfect(pending)
         if idle != self.idle:
             if idle:
                 log.info("idle: %s; nothing left to learn, so no training and no versions "

@@ -275,6 +275,15 @@ def test_a_perfect_production_leaves_the_worker_idle_before_it_plays(redis_url, 
     assert "4,520 positions" in text and "stopped after 0 games" in text
 
 
+def test_publish_every_never_idles_but_never_replaces_a_perfect_production(redis_url, oracle):
+    with ModelStore.from_url(redis_url) as store:
+        perfect = publish(store, _evaluated(oracle), by="test", promote="auto").version
+        assert main(_args(redis_url, max_games=4000, publish_every=2000,
+                          publish="every")) == 0
+        versions = [r.version for r in store.versions(game="tictactoe")]
+        assert len(versions) == 3 and store.rollout(game="tictactoe").production == perfect
+
+
 def test_every_version_names_its_parent_its_training_time_and_its_seed(redis_url):
     with ModelStore.from_url(redis_url) as store:
         assert main(_args(redis_url, max_games=6000, publish_every=2000, publish="every",
