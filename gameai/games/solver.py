@@ -170,14 +170,29 @@ def table_for(board: Board, *, limit: int = DEFAULT_LIMIT) -> Table:
     return solve_positions(enumerate_positions(board, limit=limit))
 
 
-def solve(board: Board, *, limit: int = DEFAULT_LIMIT) -> Solution:
+def solve(board: Board, *, limit: int = DEFAULT_LIMIT, time_limit: float | None = None
+          ) -> Solution:
     """The value, the outcome of every legal move (best first) and the distance to the end.
 
+    One entry point, two solvers: games of at most ``TABLE_MAX_CELLS`` cells answer from
+    their whole-game table (built once, cached on disk); larger boards are searched
+    (:mod:`gameai.games.search`: alpha-beta on bitboards) when their bitboard fits, and
+    only otherwise enumerate the board's subtree.
+
+    Args:
+        limit: the most canonical positions a subtree enumeration may hold.
+        time_limit: seconds the search may take (``None``: until solved).
     Raises:
         GameOver: the board is finished.
+        SearchTimeout: (a ``TooLarge``) the search ran out of time; it carries the
+            bounds proved for each move.
         TooLarge: more than ``limit`` canonical positions follow the board.
     """
+    from gameai.games import search
+
     board.require_playable()
+    if board.game.cells > TABLE_MAX_CELLS and search.supports(board.game):
+        return search.searcher(board.game).solve(board, time_limit=time_limit)
     table = table_for(board, limit=limit)
     return solution_from_table(board, table)
 
