@@ -86,10 +86,12 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
         def work() -> tuple[Any, int]:
             a = core.best_move(self.edge.registry, game=request.game, board=request.board,
                                model=request.model, client_id=request.client_id,
-                               to_move=request.to_move, moves=request.moves)
+                               to_move=request.to_move, moves=request.moves,
+                               level=request.level,
+                               seed=request.seed if request.HasField("seed") else None)
             m = a.move
             return move_pb2.BestMoveResponse(
-                game=a.game, model_version=a.version, value=a.value,
+                game=a.game, model_version=a.version, value=a.value, level=a.level,
                 move=move_pb2.Move(row=m.row, col=m.col, index=m.index, **_origin(m))
             ), a.version
         return await self.edge.call("BestMove", request.game, context, work)

@@ -48,6 +48,7 @@ from service.rest_schema import (
     BatchOut,
     BatchRequest,
     BestMoveOut,
+    BestMoveRequest,
     CanaryRequest,
     EvaluateOut,
     Game,
@@ -79,12 +80,13 @@ def create_app(runtime: Runtime) -> FastAPI:
         return Response(_to_json(body), media_type="application/json")
 
     @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(BestMoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
-        a = core.best_move(registry, **await _move_fields(request, "BestMove"))
+        a = core.best_move(registry, **await _move_fields(request, "BestMove",
+                                                           ("level", "seed")))
         return answer(request, "BestMove", a.game, {
             "game": a.game, "model_version": a.version, "move": _move_json(a.move),
-            "value": a.value}, a.version)
+            "value": a.value, "level": a.level}, a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
               openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
@@ -266,9 +268,11 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
                 "application/json": {"schema": model.model_json_schema()}}}}
 
 
-async def _move_fields(request: Request, method: str) -> dict[str, Any]:
+async def _move_fields(request: Request, method: str, extra: tuple[str, ...] = ()
+                       ) -> dict[str, Any]:
     """The core's keyword arguments for a one-board request: ``board`` (with ``to_move``
-    where the game needs it) or, for a game with a move notation, ``moves``."""
+    where the game needs it) or, for a game with a move notation, ``moves``; and the
+    ``extra`` fields the body gives."""
     game = request.path_params["game"]
     request.scope["gameai"] = (method, game, None)
     body = await _json_body(request, required=())
@@ -276,7 +280,7 @@ async def _move_fields(request: Request, method: str) -> dict[str, Any]:
         raise InvalidRequest("is required", field="board")
     return {"game": game, "board": body.get("board", ""), "model": body.get("model", ""),
             "client_id": body.get("client_id", ""), "to_move": body.get("to_move", ""),
-            "moves": body.get("moves", "")}
+            "moves": body.get("moves", ""), **{name: body[name] for name in extra if name in body}}
 
 
 def _move_json(move: Any) -> dict[str, Any]:

@@ -25,6 +25,15 @@ class MoveRequest(BaseModel):
     client_id: str = Field("", description="keys the sticky canary split")
 
 
+class BestMoveRequest(MoveRequest):
+    level: str = Field("best", examples=["casual"], description="the level of play: "
+                       "beginner, casual, strong or best (the model's best move; the "
+                       "default); docs/levels.md has each level's policy and strength")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="makes the level's "
+                             "choices repeatable: the same seed, level and position, the "
+                             "same move; without one they differ from game to game")
+
+
 class BatchRequest(BaseModel):
     boards: list[str]
     to_move: str = Field("", description="'X' or 'O' for every board, where the counts do "
@@ -67,7 +76,9 @@ class BestMoveOut(BaseModel):
     game: str
     model_version: int
     move: MoveOut
-    value: float
+    value: float = Field(description="the model's value of the move played (at level best, "
+                         "the position's value)")
+    level: str = Field(description="the level that chose the move")
 
 
 class EvaluateOut(BaseModel):

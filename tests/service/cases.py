@@ -40,6 +40,10 @@ ERROR_CASES = [
     # str.isdigit() is true of "¹" but int("¹") fails: this was a 500 found by schemathesis
     Case("a non-ASCII digit as the model", "BestMove", "tictactoe",
          {"board": "---|---|---", "model": "\u00b9"}, 404, "NOT_FOUND", "model"),
+    Case("unknown level", "BestMove", "tictactoe", {"board": "---|---|---", "level": "expert"},
+         422, "INVALID_ARGUMENT", "level"),
+    Case("negative seed", "BestMove", "tictactoe", {"board": "---|---|---", "seed": -1},
+         422, "INVALID_ARGUMENT", "seed"),
     Case("too many boards", "EvaluateBatch", "tictactoe", {"boards": ["---|---|---"] * 11},
          413, "RESOURCE_EXHAUSTED", "boards"),
     Case("bad board in a batch", "EvaluateBatch", "tictactoe",

@@ -8,20 +8,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move", "level", "seed")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
     moves: str
     to_move: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
+    level: str
+    seed: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
@@ -40,16 +44,18 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value")
+    __slots__ = ("game", "model_version", "move", "value", "level")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     move: Move
     value: float
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ...) -> None: ...
+    level: str
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
