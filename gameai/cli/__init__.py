@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from gameai.cli import games, models, serve, stress, train, up, worker
-from gameai.cli.common import USAGE, CommandError
+from gameai.cli.common import REFUSED, USAGE, CommandError
 from gameai.games.errors import GameError
 from gameai.settings import SettingsError
 
@@ -54,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
         return e.status
+    except MemoryError:
+        print(f"gameai {args.command}: error: out of memory: the machine could not give this "
+              "command the memory it asked for", file=sys.stderr)
+        return REFUSED
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (``gameai analyze ... | head``)

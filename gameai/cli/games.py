@@ -173,12 +173,19 @@ def run_bench_retrograde(args: argparse.Namespace) -> int:
 
 def run_bench_solver(args: argparse.Namespace) -> int:
     """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
-    from gameai.games import Board, get_mnk_game
+    from gameai.cli.common import CommandError
+    from gameai.games import Board, get_game
+    from gameai.games.game import as_mnk
     from gameai.games.positions import enumerate_positions
     from gameai.games.solver import solve_positions
     from gameai.games.stats import analyze
 
-    game = get_mnk_game(args.game)  # the layered m,n,k solver (morris: bench retrograde)
+    named = get_game(args.game)
+    if not named.cell_kernels:
+        raise CommandError(f"bench solver times the layered m,n,k solver; {named.name} is "
+                           "solved by retrograde analysis: time it with 'gameai bench "
+                           "retrograde'")
+    game = as_mnk(named)
     t0 = time.perf_counter()
     positions = enumerate_positions(Board.empty(game))
     t1 = time.perf_counter()

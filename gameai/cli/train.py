@@ -305,34 +305,48 @@ def _stored_model(args: argparse.Namespace) -> Model:
 
 
 def run_bench_selfplay(args: argparse.Namespace) -> int:
+    from gameai.games import get_game
     from trainer.bench import selfplay
+    from trainer.training import CannotTrain
 
-    figures = selfplay(args.game, seconds=args.seconds)
+    game = get_game(args.game)
+    if not game.cell_kernels:
+        raise CommandError(f"bench selfplay times the m,n,k self-play kernels against their "
+                           f"plain-Python twin; {game.name} is played along its state graph: "
+                           f"time its learners with 'gameai bench learners --game "
+                           f"{game.name}'")
+    try:
+        figures = selfplay(game.name, seconds=args.seconds)
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else figure_lines(figures))
     return 0
 
 
 def run_bench_learners(args: argparse.Namespace) -> int:
+    from gameai.games import get_game
     from trainer.bench import learners
+    from trainer.learner import BadParameter
+    from trainer.training import CannotTrain
 
     try:
         seeds = tuple(int(s) for s in args.seeds.split(","))
     except ValueError as e:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
-    figures = learners(seeds=seeds, game_name=args.game)
-    from trainer.learner import BadParameter
-
+    game = get_game(args.game)
     algorithms = tuple(a for a in args.algorithms.split(",") if a)
     unknown = [a for a in algorithms if a not in ALGORITHMS[:3]]
     if unknown:
         raise CommandError(f"--algorithms: unknown {', '.join(unknown)}; choose among "
                            f"{', '.join(ALGORITHMS[:3])}", USAGE)
     try:
-        figures = learners(seeds=seeds, algorithms=algorithms, params=parse_params(args.param),
-                           max_games=args.max_games)
+        figures = learners(seeds=seeds, game_name=game.name, algorithms=algorithms,
+                           params=parse_params(args.param), max_games=args.max_games)
     except BadParameter as e:
         raise CommandError(f"--param: {e}", USAGE) from e
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else learners_text(figures))
     return 0
 
