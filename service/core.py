@@ -19,6 +19,16 @@ import numpy.typing as npt
 
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
+from gameai.models.levels import (
+    DEFAULT_LEVEL,
+    SEED_MAX,
+    Level,
+    UnknownLevel,
+    choose,
+    level_named,
+    seeded,
+    unseeded,
+)
 from gameai.store import (
     AliasChange,
     Pin,
@@ -29,16 +39,6 @@ from gameai.store import (
 )
 from service.batch import best_moves, require_text
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
-from service.levels import (
-    DEFAULT_LEVEL,
-    SEED_MAX,
-    Level,
-    UnknownLevel,
-    choose,
-    level_named,
-    seeded,
-    unseeded,
-)
 from service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
 
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
@@ -131,7 +131,7 @@ class ModelListing:
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
               client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
               seed: object = None) -> MoveAnswer:
-    """The move ``level`` (:mod:`service.levels`; ``best`` by default) plays for the side to
+    """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
     move on ``board`` (with ``to_move`` where the game needs it), or after the move list
     ``moves``, by the answering version's values. A ``seed`` makes the level's draws
     repeatable: the same seed, level and position, the same move."""

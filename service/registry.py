@@ -27,6 +27,7 @@ from typing import Any
 
 from gameai.games import Game, GameError, State, get_game
 from gameai.models import CorruptModel, Evaluation, Model, load_model
+from gameai.models.levels import LEVELS, winning_actions
 from gameai.store import (
     ModelStore,
     Pin,
@@ -37,7 +38,6 @@ from gameai.store import (
 )
 from service.errors import Unavailable, UnknownModel
 from service.follower import StoreFollower
-from service.levels import LEVELS, winning_actions
 from service.metrics import EVALUATION_METRICS, Metrics
 
 log = logging.getLogger("gameai.service")

@@ -1,11 +1,10 @@
-"""Levels of play: the policies (never illegal, wins in one taken from strong up, draws as
-documented), seeds that repeat, the sticky split, errors and metrics, through the core and
-both transports of a real server."""
+"""Levels of play in the server: never illegal, wins in one taken from strong up, seeds that
+repeat, the sticky split, errors and metrics, through the core and both transports of a
+real server (the policies themselves: tests/models/test_levels.py)."""
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterator
 
 import grpc
@@ -15,12 +14,12 @@ import pytest
 from gameai.games import Board, get_game
 from gameai.games.positions import live_boards
 from gameai.models import TableModel
+from gameai.models.levels import LEVELS, winning_actions
 from gameai.models.oracle import solver_model
 from gameai.store import ModelStore, RedisServer
 from service import core
 from service.errors import InvalidRequest
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from service.levels import LEVELS, choose, level_named, probabilities, winning_actions
 from service.metrics import Metrics
 from service.registry import Registry
 from tests.service.conftest import RunningServer, new_store, weak_model
@@ -123,31 +122,6 @@ def test_without_a_seed_games_differ(registry) -> None:
     moves = {core.best_move(registry, game="tictactoe", board="---|---|---", model="1",
                             level="beginner").move.index for _ in range(60)}
     assert len(moves) > 3
-
-
-@pytest.mark.parametrize("name", list(LEVELS))
-def test_choices_follow_the_documented_probabilities(perfect: TableModel, name: str) -> None:
-    """Each level's frequencies over 20,000 draws match :func:`probabilities` (the policy
-    as the docs state it) within 4.5 standard deviations, on a position with wins, draws
-    and losses."""
-    level = level_named(name)
-    state = Board.parse(TTT, "XX-|OO-|---")  # X to move: a win, a draw, three losses
-    moves = perfect.evaluate(state).moves
-    assert len({m.value for m in moves}) > 2
-    expected = probabilities(level, moves, winning_actions(state))
-    rng, n = random.Random(99), 20_000
-    counts = Counter(choose(level, moves, winning_actions(state), rng).index for _ in range(n))
-    for move, p in zip(moves, expected, strict=True):
-        sd = (n * p * (1 - p)) ** 0.5
-        assert abs(counts[move.index] - n * p) <= 4.5 * sd + 1e-9, (move, p)
-
-
-def test_levels_are_ordered_by_how_often_they_play_the_top_move(perfect) -> None:
-    state = Board.parse(TTT, "X-O|---|---")  # wins in 5, draws, a loss
-    moves = perfect.evaluate(state).moves
-    top = [probabilities(LEVELS[n], moves, ())[0] for n in ("beginner", "casual", "strong",
-                                                           "best")]
-    assert top == sorted(top) and top[-1] == 1.0 and len(set(top)) == 4
 
 
 def test_the_canary_split_stays_sticky_by_client_id_at_every_level(registry) -> None:

@@ -14,8 +14,9 @@ every model, so a new game or a new kind of model gets the levels for free:
 ``best`` is the default: the model's top move, as every answer was before levels (a
 perfect model's top move already wins at once where it can; a win in one is played even
 when an imperfect model ranks it lower). How strong each level plays against perfect and
-random play is measured by ``gameai bench levels`` (:mod:`service.calibrate`) and
-published in docs/levels.md.
+random play is measured by ``gameai bench levels`` (:mod:`trainer.calibrate`) and
+published in docs/levels.md. The move server (:func:`service.core.best_move`) and the
+calibration play by the same functions.
 
 Randomness: with a ``seed`` the draws are a function of the seed, the level and the
 position (:func:`seeded`), so a game replays move for move on any server and either
@@ -31,7 +32,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from gameai.games import State
-from gameai.models import MoveValue
+from gameai.models.model import MoveValue
 
 SEED_MAX = 2**63 - 1  # a seed is a whole number from 0 to this (gRPC's int64)
 
