@@ -278,7 +278,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.file:
         model = read_model(args.file)
     elif args.game and args.version:
-        model = _stored_model(args)
+        model = stored_model(args)
     else:
         raise CommandError("give a model FILE, or --game G --version V (with --store URL)")
     report = evaluate(model, random_games=args.random_games, seed=args.seed)
@@ -286,7 +286,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stored_model(args: argparse.Namespace) -> Model:
+def stored_model(args: argparse.Namespace) -> Model:
     from gameai.games import get_game
     from gameai.models import CorruptModel
     from gameai.store import StoreError, StoreUnavailable
