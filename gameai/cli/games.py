@@ -7,6 +7,8 @@ import json
 import time
 from typing import Any
 
+from gameai.cli.common import memory_option
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -18,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("game", help="tictactoe, four-in-a-row, mnk-RxC-K, connect-RxC-K, "
                    "three-mens-morris, nine-holes, ...")
     p.add_argument("--json", action="store_true", help="print JSON instead of grids")
+    memory_option(p)
     p.set_defaults(func=run_analyze)
 
     p = sub.add_parser(
@@ -32,6 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the side to move, where the counts do not tell (morris, once all "
                    "six pieces are down)")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_solve)
 
 
@@ -147,6 +151,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser("solver", help="time the exact solver and the statistics of a game")
     p.add_argument("--game", default="four-in-a-row")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_bench_solver)
     p = sub.add_parser("retrograde", help="time the retrograde solver on every morris variant")
     p.add_argument("--json", action="store_true")
