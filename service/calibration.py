@@ -14,6 +14,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from gameai.models.levels import LEVELS, Level
+
 log = logging.getLogger("gameai.service")
 
 CALIBRATION_FILE = Path(__file__).parent / "levels.json"
@@ -54,7 +56,8 @@ def markdown(report: dict[str, Any]) -> str:
              "| level | vs perfect as X | vs perfect as O | vs random as X | vs random as O "
              "| score (95%) |",
              "|---|---|---|---|---|---|"]
-    for name, level in report["levels"].items():
+    for name in (n for n in LEVELS if n in report["levels"]):  # the file sorts them by name
+        level = report["levels"][name]
         cells = []
         for opponent in ("perfect", "random"):
             for side in ("X", "O"):
@@ -71,3 +74,25 @@ def markdown(report: dict[str, Any]) -> str:
                else f"NOT ordered: {', '.join(report['unordered'])}")
     lines += ["", f"Levels {verdict}: {order}."]
     return "\n".join(lines)
+
+
+def level_entries(levels: tuple[Level, ...], report: dict[str, Any] | None
+                  ) -> list[dict[str, Any]]:
+    """Each level as the APIs show it: its policy and, where measured, its figures
+    (``calibration``) and their ``summary`` in words."""
+    out = []
+    for level in levels:
+        entry = level.to_json()
+        measured = (report or {}).get("levels", {}).get(level.name)
+        if measured:
+            entry["summary"] = summary(measured)
+            entry["calibration"] = measured
+        out.append(entry)
+    return out
+
+
+def measured_how(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """How a calibration was measured: the report without the levels' figures."""
+    if not report:
+        return None
+    return {k: v for k, v in report.items() if k != "levels"}

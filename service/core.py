@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
 from gameai.models.levels import (
     DEFAULT_LEVEL,
+    LEVELS,
     SEED_MAX,
     Level,
     UnknownLevel,
@@ -37,7 +39,10 @@ from gameai.store import (
     VersionRecord,
     is_number,
 )
+from service.analysis import Analysis
+from service.analysis import analyze as hints
 from service.batch import best_moves, require_text
+from service.calibration import load_calibration
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
 
@@ -61,6 +66,21 @@ class EvaluateAnswer:
     version: int
     evaluation: Evaluation
     board: str | None = None  # the position answered, when the request gave moves
+
+
+@dataclass(frozen=True)
+class AnalyzeAnswer:
+    game: str
+    version: int
+    analysis: Analysis
+    board: str | None = None  # the position answered, when the request gave moves
+
+
+@dataclass(frozen=True)
+class LevelsAnswer:
+    game: str
+    levels: tuple[Level, ...]
+    calibration: dict[str, Any] | None  # ``gameai bench levels``' report, if measured
 
 
 @dataclass(frozen=True)
@@ -162,6 +182,31 @@ def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
     loaded = _pick(registry, game, model, client_id)
     answer, position = _position(loaded, board, to_move, moves)
     return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position)
+
+
+def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
+            client_id: str = "", to_move: str = "", moves: str = "") -> AnalyzeAnswer:
+    """Hints for the position (:mod:`service.analysis`): every legal move's value and,
+    where the game has an exact solver, its outcome and distance; the line the model
+    expects. May take a solver's time: the transports run it off the event loop."""
+    loaded = _pick(registry, game, model, client_id)
+    answer, position = _position(loaded, board, to_move, moves)
+    text, side = answer.text.rsplit(" ", 1)
+    state = loaded.model.game.parse(text, to_move=side)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move).evaluation)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position)
+
+
+def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
+    """The levels of play and, where ``gameai bench levels`` measured them, their strength
+    for ``game``."""
+    name = registry.served(_text(game, "game", required=True)).game.name
+    return LevelsAnswer(name, tuple(LEVELS.values()), _calibration().get(name))
+
+
+@lru_cache(maxsize=1)
+def _calibration() -> dict[str, dict[str, Any]]:
+    return load_calibration()
 
 
 def _position(loaded: Loaded, board: object, to_move: object, moves: object

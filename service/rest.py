@@ -28,8 +28,10 @@ from starlette.requests import ClientDisconnect
 
 from gameai.games import GameError
 from gameai.models import MoveValue
+from gameai.models.levels import DEFAULT_LEVEL
 from gameai.store import StoreError
 from service import core
+from service.calibration import level_entries, measured_how
 from service.errors import (
     InvalidRequest,
     ServiceError,
@@ -45,6 +47,7 @@ from service.rest_schema import (
     MODEL_ERRORS,
     MOVE_ERRORS,
     AliasRequest,
+    AnalyzeOut,
     BatchOut,
     BatchRequest,
     BestMoveOut,
@@ -52,6 +55,7 @@ from service.rest_schema import (
     CanaryRequest,
     EvaluateOut,
     Game,
+    LevelsOut,
     MoveRequest,
 )
 from service.runtime import Runtime
@@ -99,6 +103,23 @@ def create_app(runtime: Runtime) -> FastAPI:
         if a.board is not None:
             body["board"] = a.board
         return answer(request, "Evaluate", a.game, body, a.version)
+
+    @app.post("/v1/games/{game}/analyze", response_model=AnalyzeOut, tags=["moves"],
+              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+    async def analyze(request: Request) -> Response:
+        fields = await _move_fields(request, "Analyze")
+        a = await asyncio.to_thread(core.analyze, registry, **fields)  # may take a solve
+        return answer(request, "Analyze", a.game, _analysis_json(a), a.version)
+
+    @app.get("/v1/games/{game}/levels", response_model=LevelsOut, tags=["moves"],
+             responses=MODEL_ERRORS)
+    async def list_levels(game: Game, request: Request) -> Response:
+        request.scope["gameai"] = ("ListLevels", game, None)
+        a = core.list_levels(registry, game=game)
+        return answer(request, "ListLevels", a.game, {
+            "game": a.game, "default": DEFAULT_LEVEL,
+            "levels": level_entries(a.levels, a.calibration),
+            "calibration": measured_how(a.calibration)}, None)
 
     @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
               openapi_extra=_body_schema(BatchRequest), responses=BATCH_ERRORS)
@@ -228,6 +249,26 @@ def _move_value(m: MoveValue) -> dict[str, Any]:
     if m.unknown:
         out["unknown"] = True
     return out
+
+
+def _analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
+    h = a.analysis
+    moves = []
+    for hint in h.moves:
+        move = _move_value(hint.move)
+        if hint.outcome is not None:
+            move["outcome"], move["distance"] = hint.outcome, hint.distance
+        moves.append(move)
+    body: dict[str, Any] = {
+        "game": a.game, "model_version": a.version, "to_move": h.evaluation.to_move,
+        "value": h.evaluation.value, "outcome": h.outcome, "distance": h.distance,
+        "moves": moves, "line": [_move_value(step.move) for step in h.line],
+        "line_end": h.line_end}
+    if h.unsolved:
+        body["unsolved"] = h.unsolved
+    if a.board is not None:
+        body["board"] = a.board
+    return body
 
 
 def _batch_answer(registry: Registry, game: str, body: dict[str, Any],

@@ -179,3 +179,19 @@ def test_rest_and_grpc_play_the_same_seeded_move(server: RunningServer) -> None:
         assert http.post("/v1/games/tictactoe/best-move",
                          json={"board": "XX-|OO-|---", "seed": "x"}).json()["error"][
             "field"] == "seed"
+
+
+def test_the_published_calibration_is_the_measured_one_and_ordered() -> None:
+    """docs/levels.md shows exactly the figures the server serves (service/levels.json),
+    for every game the server is documented to serve, and every one is ordered."""
+    from pathlib import Path
+
+    from service.calibration import load_calibration, markdown
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "levels.md").read_text()
+    saved = load_calibration()
+    assert {"tictactoe", "four-in-a-row", "three-mens-morris", "nine-holes"} <= set(saved)
+    for game, report in saved.items():
+        assert report["game"] == game and report["unordered"] == []
+        assert set(report["levels"]) == set(LEVELS)
+        assert markdown(report) in docs, f"docs/levels.md does not show {game}'s figures"

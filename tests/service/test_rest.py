@@ -11,7 +11,8 @@ from gameai.store import ModelStore
 from tests.service.cases import ERROR_CASES, Case
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, variant
 
-PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch"}
+PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch",
+         "Analyze": "analyze"}
 
 
 @pytest.fixture(scope="module")
