@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from gameai.cli.common import CommandError
+from gameai.cli.common import CommandError, memory_option
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("game", help="tictactoe, four-in-a-row, mnk-RxC-K, connect-RxC-K, "
                    "three-mens-morris, nine-holes, ...")
     p.add_argument("--json", action="store_true", help="print JSON instead of grids")
+    memory_option(p)
     p.set_defaults(func=run_analyze)
 
     p = sub.add_parser(
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="stop a search after this long and print what it proved "
                    "(default 60; 0: no limit)")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_solve)
 
 
@@ -174,6 +176,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser("solver", help="time the exact solver and the statistics of a game")
     p.add_argument("--game", default="four-in-a-row")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_bench_solver)
     p = sub.add_parser("retrograde", help="time the retrograde solver on every morris variant")
     p.add_argument("--json", action="store_true")

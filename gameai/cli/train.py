@@ -20,7 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive, write_atomically
+from gameai.cli.common import (
+    STORE_DOWN,
+    USAGE,
+    CommandError,
+    memory_option,
+    positive,
+    write_atomically,
+)
 from gameai.cli.train_text import evaluation_text, figure_lines, learners_text, train_text
 
 if TYPE_CHECKING:
@@ -68,6 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "production to the new version if the gates pass (default manual)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    memory_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_train)
 
@@ -84,6 +92,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="games against random play per side (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random player")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_evaluate)
 
 
@@ -278,7 +287,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.file:
         model = read_model(args.file)
     elif args.game and args.version:
-        model = _stored_model(args)
+        model = stored_model(args)
     else:
         raise CommandError("give a model FILE, or --game G --version V (with --store URL)")
     report = evaluate(model, random_games=args.random_games, seed=args.seed)
@@ -286,7 +295,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stored_model(args: argparse.Namespace) -> Model:
+def stored_model(args: argparse.Namespace) -> Model:
     from gameai.games import get_game
     from gameai.models import CorruptModel
     from gameai.store import StoreError, StoreUnavailable

@@ -10,7 +10,10 @@ so the best move maximises the negated, one-ply-older score of its child: a fast
 a slower loss score higher. Scores come from a backward pass over
 :func:`~gameai.games.positions.enumerate_positions`. The whole-game table of a small game
 (tic-tac-toe, four-in-a-row) is computed once and cached on disk; other positions are
-solved from their own subtree, within a size limit.
+solved from their own subtree. Whether a whole-game table is built is a question of
+memory, not of cells (:mod:`gameai.games.budget`): a game whose estimate fits the limit
+gets one (four-in-a-row, connect-4x5-4), and any other position is solved from its own
+subtree, refused before its memory is spent when that does not fit either.
 """
 
 from __future__ import annotations
@@ -24,15 +27,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games import budget, sizes
 from gameai.games.board import Board
-from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 from gameai.games.interface import State
 from gameai.games.keys import U64, canonical_keys
-from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
+from gameai.games.positions import Positions, enumerate_positions
 
 TABLE_FORMAT = 1
-TABLE_MAX_CELLS = 16  # whole-game tables are built for boards this small (four-in-a-row)
+TABLE_SECONDS = 10.0  # estimated build time up to which a whole-game table is preferred
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,28 @@ def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
     """The scores of every position of ``game``, from the disk cache or computed and cached.
 
     Raises:
-        TooLarge: the game is too big for a whole-game table.
+        OverBudget: the game's table would not fit the memory limit (checked first).
     """
-    if game.cells > TABLE_MAX_CELLS:
-        raise TooLarge(f"{game.name} is too large for a whole-game solver table")
+    budget.require(sizes.solve_estimate(game))
     return _game_table(game, cache_dir or default_cache_dir())
+
+
+def whole_game_fits(game: Game) -> bool:
+    """Whether the whole-game table of ``game`` fits the memory limit."""
+    try:
+        budget.require(sizes.solve_estimate(game))
+    except budget.OverBudget:
+        return False
+    return True
+
+
+def table_is_quick(game: Game) -> bool:
+    """Whether ``game`` is best answered from its whole-game table: it fits the memory
+    limit and builds within ``TABLE_SECONDS`` (once; it is cached on disk). Larger games
+    are searched (:mod:`gameai.games.search`) where their board fits a bitboard."""
+    estimate = sizes.solve_estimate(game)
+    seconds = estimate.seconds or 0.0
+    return seconds <= TABLE_SECONDS and whole_game_fits(game)
 
 
 @lru_cache(maxsize=8)
@@ -162,22 +182,23 @@ def default_cache_dir() -> Path:
     return Path(base) / "gameai"
 
 
-def table_for(board: Board, *, limit: int = DEFAULT_LIMIT) -> Table:
-    """A table that covers ``board`` and everything after it: the whole-game table when the
-    game is small, else the board's own subtree."""
-    if board.game.cells <= TABLE_MAX_CELLS:
+def table_for(board: Board, *, limit: int | None = None) -> Table:
+    """A table that covers ``board`` and everything after it: the whole-game table when it
+    fits the memory limit, else the board's own subtree."""
+    if limit is None and whole_game_fits(board.game):
         return game_table(board.game)
     return solve_positions(enumerate_positions(board, limit=limit))
 
 
-def solve(board: Board, *, limit: int = DEFAULT_LIMIT, time_limit: float | None = None
+def solve(board: Board, *, limit: int | None = None, time_limit: float | None = None
           ) -> Solution:
     """The value, the outcome of every legal move (best first) and the distance to the end.
 
-    One entry point, two solvers: games of at most ``TABLE_MAX_CELLS`` cells answer from
-    their whole-game table (built once, cached on disk); larger boards are searched
-    (:mod:`gameai.games.search`: alpha-beta on bitboards) when their bitboard fits, and
-    only otherwise enumerate the board's subtree.
+    One entry point, two solvers: a game whose whole-game table is quick to build
+    (:func:`table_is_quick`: four-in-a-row, connect-4x5-4) answers from it (built once,
+    cached on disk); larger boards are searched (:mod:`gameai.games.search`: alpha-beta
+    on bitboards) when their bitboard fits, and only otherwise enumerate the board's
+    subtree. Giving ``limit`` asks for the subtree table.
 
     Args:
         limit: the most canonical positions a subtree enumeration may hold.
@@ -187,11 +208,12 @@ def solve(board: Board, *, limit: int = DEFAULT_LIMIT, time_limit: float | None 
         SearchTimeout: (a ``TooLarge``) the search ran out of time; it carries the
             bounds proved for each move.
         TooLarge: more than ``limit`` canonical positions follow the board.
+        OverBudget: they would not fit the memory limit (refused before it is spent).
     """
     from gameai.games import search
 
     board.require_playable()
-    if board.game.cells > TABLE_MAX_CELLS and search.supports(board.game):
+    if search.supports(board.game) and not (limit is None and table_is_quick(board.game)):
         return search.searcher(board.game).solve(board, time_limit=time_limit)
     table = table_for(board, limit=limit)
     return solution_from_table(board, table)
