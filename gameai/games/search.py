@@ -25,14 +25,17 @@ from functools import lru_cache
 
 import numpy as np
 
+from gameai.games import budget
 from gameai.games import search_kernel as kern
 from gameai.games.board import Board
+from gameai.games.budget import Estimate
 from gameai.games.errors import GameError, TooLarge
 from gameai.games.game import MnkGame, as_mnk
 from gameai.games.interface import Game
 from gameai.games.solver import MoveOutcome, Solution, describe_score
 
 DEFAULT_TT_BITS = 22  # 4M slots, 72 MB
+SLOT_BYTES = 18  # the position (two words) and two one-byte bounds
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 # Below these plies the table keys are canonical under the mirror, and above this many
@@ -119,6 +122,7 @@ class Searcher:
         tt_bits: the table has ``2**tt_bits`` slots of 18 bytes.
     Raises:
         TooLarge: the board does not fit the bitboard.
+        OverBudget: the table would not fit the memory limit.
     """
 
     def __init__(self, game: Game, *, tt_bits: int = DEFAULT_TT_BITS) -> None:
@@ -128,6 +132,7 @@ class Searcher:
                            f"{mnk.rows + 1} x {mnk.cols} is {(mnk.rows + 1) * mnk.cols}")
         if not 10 <= tt_bits <= 30:
             raise ValueError(f"tt_bits must be from 10 to 30, got {tt_bits}")
+        budget.require(Estimate(f"the search table of {game.name}", SLOT_BYTES << tt_bits))
         self.game = mnk
         rows, cols, h = mnk.rows, mnk.cols, mnk.rows + 1
         self.params = np.array([h, cols, rows, mnk.k, int(mnk.gravity), mnk.cells,
