@@ -128,14 +128,9 @@ def run_solve(args: argparse.Namespace) -> int:
 
 
 def _solve(game: Any, board: Any, time_limit: float | None) -> Any:
-    """The game's solver, with the time limit where the game is searched."""
-    from gameai.games.game import MnkGame
-
     if time_limit is not None and time_limit < 0:
         raise CommandError(f"--time-limit must be 0 (no limit) or more, got {time_limit:g}")
-    if isinstance(game, MnkGame):
-        return game.solve(board, time_limit=time_limit or None)
-    return game.solve(board)
+    return game.solve(board, time_limit=time_limit or None)
 
 
 def _solution_json(solution: Any, seconds: float) -> dict[str, Any]:
