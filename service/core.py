@@ -2,7 +2,8 @@
 
 Each function takes the :class:`~service.registry.Registry` and the request's fields and
 returns a plain record, or raises a named error (``service.errors`` and the game core's);
-REST and gRPC only translate. A request is checked in this order: game, model, board.
+REST and gRPC only translate. A request is checked in this order: game, model, board, then
+the level of play and its seed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,17 @@ import numpy.typing as npt
 
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
+from gameai.models.levels import (
+    DEFAULT_LEVEL,
+    LEVELS,
+    SEED_MAX,
+    Level,
+    UnknownLevel,
+    choose,
+    level_named,
+    seeded,
+    unseeded,
+)
 from gameai.store import (
     AliasChange,
     Pin,
@@ -26,9 +39,12 @@ from gameai.store import (
     VersionRecord,
     is_number,
 )
+from service.analysis import Analysis
+from service.analysis import analyze as hints
 from service.batch import best_moves, require_text
+from service.calibration import load_calibration
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
-from service.registry import VALUE_DECIMALS, Loaded, Registry, Served
+from service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
 
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -39,8 +55,9 @@ class MoveAnswer:
     game: str
     version: int
     move: MoveValue
-    value: float
+    value: float  # the model's value of the move played (at best: the position's value)
     board: str | None = None  # the position answered, when the request gave moves
+    level: str = DEFAULT_LEVEL
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,21 @@ class EvaluateAnswer:
     version: int
     evaluation: Evaluation
     board: str | None = None  # the position answered, when the request gave moves
+
+
+@dataclass(frozen=True)
+class AnalyzeAnswer:
+    game: str
+    version: int
+    analysis: Analysis
+    board: str | None = None  # the position answered, when the request gave moves
+
+
+@dataclass(frozen=True)
+class LevelsAnswer:
+    game: str
+    levels: tuple[Level, ...]
+    calibration: dict[str, Any] | None  # ``gameai bench levels``' report, if measured
 
 
 @dataclass(frozen=True)
@@ -117,36 +149,96 @@ class ModelListing:
 # -- moves -------------------------------------------------------------------------------
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
-              client_id: str = "", to_move: str = "", moves: str = "") -> MoveAnswer:
-    """The answering version's move for the side to move on ``board`` (with ``to_move``
-    where the game needs it), or after the move list ``moves``."""
+              client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
+              seed: object = None) -> MoveAnswer:
+    """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
+    move on ``board`` (with ``to_move`` where the game needs it), or after the move list
+    ``moves``, by the answering version's values. A ``seed`` makes the level's draws
+    repeatable: the same seed, level and position, the same move."""
     loaded = _pick(registry, game, model, client_id)
-    evaluation, position = _evaluation(loaded, board, to_move, moves)
-    return MoveAnswer(loaded.model.game.name, loaded.version, evaluation.best, evaluation.value,
-                      position)
+    answer, position = _position(loaded, board, to_move, moves)
+    chosen, seed = _level(level), _seed(seed)
+    rng = None
+    if chosen.blunder or chosen.temperature:
+        rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
+    e = answer.evaluation
+    move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
+    name = loaded.model.game.name
+    registry.metrics.count_level(name, chosen.name)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name)
+
+
+def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
+    """A level without draws: the top move, or the model's favourite win in one."""
+    top = evaluation.best
+    if not level.takes_wins or not answer.wins or top.action_id in answer.wins:
+        return top
+    return next(m for m in evaluation.moves if m.action_id in answer.wins)
 
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
              client_id: str = "", to_move: str = "", moves: str = "") -> EvaluateAnswer:
     """The position's value and every legal move's value, best first."""
     loaded = _pick(registry, game, model, client_id)
-    evaluation, position = _evaluation(loaded, board, to_move, moves)
-    return EvaluateAnswer(loaded.model.game.name, loaded.version, evaluation, position)
+    answer, position = _position(loaded, board, to_move, moves)
+    return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position)
 
 
-def _evaluation(loaded: Loaded, board: object, to_move: object, moves: object
-                ) -> tuple[Evaluation, str | None]:
-    """The evaluation of the request's position: ``board`` (and ``to_move``), or exactly
-    instead of them, ``moves``; with the position answered when it came from moves."""
+def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
+            client_id: str = "", to_move: str = "", moves: str = "") -> AnalyzeAnswer:
+    """Hints for the position (:mod:`service.analysis`): every legal move's value and,
+    where the game has an exact solver, its outcome and distance; the line the model
+    expects. May take a solver's time: the transports run it off the event loop."""
+    loaded = _pick(registry, game, model, client_id)
+    answer, position = _position(loaded, board, to_move, moves)
+    text, side = answer.text.rsplit(" ", 1)
+    state = loaded.model.game.parse(text, to_move=side)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move).evaluation)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position)
+
+
+def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
+    """The levels of play and, where ``gameai bench levels`` measured them, their strength
+    for ``game``."""
+    name = registry.served(_text(game, "game", required=True)).game.name
+    return LevelsAnswer(name, tuple(LEVELS.values()), _calibration().get(name))
+
+
+@lru_cache(maxsize=1)
+def _calibration() -> dict[str, dict[str, Any]]:
+    return load_calibration()
+
+
+def _position(loaded: Loaded, board: object, to_move: object, moves: object
+              ) -> tuple[Position, str | None]:
+    """The request's position as ``loaded`` answers it: ``board`` (and ``to_move``), or
+    exactly instead of them, ``moves``; with the position's board when it came from
+    moves."""
     moves = _text(moves, "moves")
     to_move = _text(to_move, "to_move")
     if moves:
         if _text(board, "board") or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        evaluation, state = loaded.evaluate_moves(moves)
-        return evaluation, str(state)
-    return loaded.evaluate(_text(board, "board"), to_move), None
+        answer, state = loaded.position_after(moves)
+        return answer, str(state)
+    return loaded.position(_text(board, "board"), to_move), None
+
+
+def _level(value: object) -> Level:
+    try:
+        return level_named(_text(value, "level"))
+    except UnknownLevel as e:
+        raise InvalidRequest(str(e), field="level") from None
+
+
+def _seed(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise InvalidRequest(f"must be a whole number from 0 to {SEED_MAX}, got "
+                             f"{json.dumps(value, default=str)[:40]}", field="seed")
+    return value
 
 
 def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",

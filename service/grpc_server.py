@@ -21,8 +21,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from gameai.games import GameError
+from gameai.models.levels import DEFAULT_LEVEL
 from gameai.store import StoreError
 from service import core
+from service.calibration import level_entries, measured_how
 from service.errors import ServiceError, classify
 from service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
 from service.runtime import Runtime
@@ -86,10 +88,12 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
         def work() -> tuple[Any, int]:
             a = core.best_move(self.edge.registry, game=request.game, board=request.board,
                                model=request.model, client_id=request.client_id,
-                               to_move=request.to_move, moves=request.moves)
+                               to_move=request.to_move, moves=request.moves,
+                               level=request.level,
+                               seed=request.seed if request.HasField("seed") else None)
             m = a.move
             return move_pb2.BestMoveResponse(
-                game=a.game, model_version=a.version, value=a.value,
+                game=a.game, model_version=a.version, value=a.value, level=a.level,
                 move=move_pb2.Move(row=m.row, col=m.col, index=m.index, **_origin(m))
             ), a.version
         return await self.edge.call("BestMove", request.game, context, work)
@@ -100,13 +104,46 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                               model=request.model, client_id=request.client_id,
                               to_move=request.to_move, moves=request.moves)
             e = a.evaluation
-            moves = [move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value,
-                                        unknown=m.unknown, **_origin(m))
-                     for m in e.moves]
+            moves = [_move_value(m) for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
                                              to_move=e.to_move, value=e.value, moves=moves,
                                              board=a.board or ""), a.version
         return await self.edge.call("Evaluate", request.game, context, work)
+
+    async def Analyze(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, int]:
+            a = core.analyze(self.edge.registry, game=request.game, board=request.board,
+                             model=request.model, client_id=request.client_id,
+                             to_move=request.to_move, moves=request.moves)
+            h = a.analysis
+            moves = [_move_value(hint.move, outcome=hint.outcome or "",
+                                 **({} if hint.distance is None
+                                    else {"distance": hint.distance}))
+                     for hint in h.moves]
+            response = move_pb2.AnalyzeResponse(
+                game=a.game, model_version=a.version, to_move=h.evaluation.to_move,
+                value=h.evaluation.value, moves=moves, board=a.board or "",
+                outcome=h.outcome or "", unsolved=h.unsolved,
+                line=[_move_value(step.move) for step in h.line], line_end=h.line_end)
+            if h.distance is not None:
+                response.distance = h.distance
+            return response, a.version
+        return await self.edge.call("Analyze", request.game, context, work, blocking=True)
+
+    async def ListLevels(self, request: Any, context: Any) -> Any:
+        def work() -> tuple[Any, None]:
+            a = core.list_levels(self.edge.registry, game=request.game)
+            levels = [move_pb2.Level(
+                name=e["name"], blunder=e["blunder"], temperature=e["temperature"],
+                takes_wins=e["takes_wins"], description=e["description"],
+                summary=e.get("summary", ""),
+                calibration_json=json.dumps(e["calibration"]) if "calibration" in e else "")
+                for e in level_entries(a.levels, a.calibration)]
+            how = measured_how(a.calibration)
+            return move_pb2.ListLevelsResponse(
+                game=a.game, levels=levels, default_level=DEFAULT_LEVEL,
+                calibration_json=json.dumps(how) if how else ""), None
+        return await self.edge.call("ListLevels", request.game, context, work)
 
     async def EvaluateBatch(self, request: Any, context: Any) -> Any:
         settings = self.edge.runtime.settings
@@ -130,6 +167,13 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 response.move_values.extend(a.move_values.ravel().tolist())
             return response, a.version
         return await self.edge.call("EvaluateBatch", request.game, context, work, batch=True)
+
+
+def _move_value(m: Any, **exact: Any) -> Any:
+    """A ``MoveValue`` message (``exact``: an analysis' outcome and distance)."""
+    fields: dict[str, Any] = {**_origin(m), **exact}
+    return move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value,
+                              unknown=m.unknown, **fields)
 
 
 def _origin(move: Any) -> dict[str, int]:

@@ -32,6 +32,7 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._children: dict[tuple[str, str, str, int | None, str], tuple[Any, Any]] = {}
+        self._level_children: dict[tuple[str, str], Any] = {}
         r = self.registry
         self.requests = Counter(
             "gameai_requests", "Requests answered, by transport, method, game, answering "
@@ -64,6 +65,9 @@ class Metrics:
                               "not.", registry=r, multiprocess_mode="livemin")
         self.store_reconnects = Counter("gameai_store_reconnects",
                                         "Reconnections to the store.", registry=r)
+        self.level_moves = Counter(
+            "gameai_level_moves", "Best-move answers by game and level of play (beginner, "
+            "casual, strong, best).", ["game", "level"], registry=r)
         self.ready = Gauge("gameai_ready", "1 when /readyz would answer 200.", registry=r,
                            multiprocess_mode="livemin")
 
@@ -79,6 +83,14 @@ class Metrics:
                 self.duration.labels(transport, method))
         children[0].inc()
         children[1].observe(seconds)
+
+
+    def count_level(self, game: str, level: str) -> None:
+        """Count one best move answered at ``level``."""
+        child = self._level_children.get((game, level))
+        if child is None:
+            child = self._level_children[game, level] = self.level_moves.labels(game, level)
+        child.inc()
 
 
 def exposition(metrics: Metrics) -> tuple[bytes, str]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from gameai.games import Game, GameError, State, get_game
 from gameai.models import CorruptModel, Evaluation, Model, load_model
+from gameai.models.levels import LEVELS, winning_actions
 from gameai.store import (
     ModelStore,
     Pin,
@@ -58,23 +59,33 @@ class Loaded:
         self.version = version
         self.model = model
         self.record = record
-        self._answers: dict[str, Evaluation] = {}
+        self._answers: dict[str, Position] = {}
 
     def evaluate(self, board: str, to_move: str = "") -> Evaluation:
         """The evaluation of ``board`` (text) with ``to_move`` (where the game needs it).
         Raises the game core's errors."""
+        return self.position(board, to_move).evaluation
+
+    def position(self, board: str, to_move: str = "") -> Position:
+        """:meth:`evaluate` with what a level of play needs besides (the wins in one and
+        the position's text). Raises the game core's errors."""
         key = board if not to_move else f"{board}\n{to_move}"
         hit = self._answers.get(key)
         if hit is not None:
             return hit
-        evaluation = _rounded(self.model.evaluate(self.model.game.parse(board,
-                                                                        to_move=to_move)))
+        answer = self._answer(self.model.game.parse(board, to_move=to_move))
         if len(self._answers) < ANSWER_CACHE_SIZE:
-            self._answers[key] = evaluation
-        return evaluation
+            self._answers[key] = answer
+        return answer
 
     def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
         """The evaluation of the position the move list ``moves`` reaches, and that
+        position. Raises the game core's errors."""
+        answer, state = self.position_after(moves)
+        return answer.evaluation, state
+
+    def position_after(self, moves: str) -> tuple[Position, State]:
+        """:meth:`position` of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""
         state = self.model.game.parse_moves(moves)
         try:
@@ -82,13 +93,29 @@ class Loaded:
         except GameError as e:
             e.field = "moves"  # the game ended within the moves given
             raise
-        return _rounded(self.model.evaluate(state)), state
+        return self._answer(state), state
+
+    def _answer(self, state: State) -> Position:
+        return Position(_rounded(self.model.evaluate(state)), winning_actions(state),
+                        f"{state} {state.to_move}")
 
     def warm(self) -> None:
         """Run each query path once (numba compiles, numpy allocates) before serving."""
         empty = self.model.game.initial()
         self.model.evaluate(empty)
         self.model.move_values([empty, empty])
+        winning_actions(empty)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """One position as a version answers it: the evaluation, the actions that win at once
+    (what a level that never misses a win needs) and the position as text (board and side
+    to move: what a seeded level's draws depend on)."""
+
+    evaluation: Evaluation
+    wins: tuple[int, ...]
+    text: str
 
 
 def _rounded(evaluation: Evaluation) -> Evaluation:
@@ -137,6 +164,8 @@ class Registry:
         for name in self._served:  # every result from 0: a first failure is an increase
             for result in LOAD_RESULTS:
                 metrics.model_loads.labels(name, result)
+            for level in LEVELS:
+                metrics.level_moves.labels(name, level)
         self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
         # (game, version) -> (fingerprint of the stored bytes that failed to load, the load
         # result): not tried (nor counted, nor logged) again until they change

@@ -28,8 +28,10 @@ from starlette.requests import ClientDisconnect
 
 from gameai.games import GameError
 from gameai.models import MoveValue
+from gameai.models.levels import DEFAULT_LEVEL
 from gameai.store import StoreError
 from service import core
+from service.calibration import level_entries, measured_how
 from service.errors import (
     InvalidRequest,
     ServiceError,
@@ -45,12 +47,15 @@ from service.rest_schema import (
     MODEL_ERRORS,
     MOVE_ERRORS,
     AliasRequest,
+    AnalyzeOut,
     BatchOut,
     BatchRequest,
     BestMoveOut,
+    BestMoveRequest,
     CanaryRequest,
     EvaluateOut,
     Game,
+    LevelsOut,
     MoveRequest,
 )
 from service.runtime import Runtime
@@ -79,12 +84,13 @@ def create_app(runtime: Runtime) -> FastAPI:
         return Response(_to_json(body), media_type="application/json")
 
     @app.post("/v1/games/{game}/best-move", response_model=BestMoveOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(BestMoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
-        a = core.best_move(registry, **await _move_fields(request, "BestMove"))
+        a = core.best_move(registry, **await _move_fields(request, "BestMove",
+                                                           ("level", "seed")))
         return answer(request, "BestMove", a.game, {
             "game": a.game, "model_version": a.version, "move": _move_json(a.move),
-            "value": a.value}, a.version)
+            "value": a.value, "level": a.level}, a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
               openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
@@ -97,6 +103,23 @@ def create_app(runtime: Runtime) -> FastAPI:
         if a.board is not None:
             body["board"] = a.board
         return answer(request, "Evaluate", a.game, body, a.version)
+
+    @app.post("/v1/games/{game}/analyze", response_model=AnalyzeOut, tags=["moves"],
+              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+    async def analyze(request: Request) -> Response:
+        fields = await _move_fields(request, "Analyze")
+        a = await asyncio.to_thread(core.analyze, registry, **fields)  # may take a solve
+        return answer(request, "Analyze", a.game, _analysis_json(a), a.version)
+
+    @app.get("/v1/games/{game}/levels", response_model=LevelsOut, tags=["moves"],
+             responses=MODEL_ERRORS)
+    async def list_levels(game: Game, request: Request) -> Response:
+        request.scope["gameai"] = ("ListLevels", game, None)
+        a = core.list_levels(registry, game=game)
+        return answer(request, "ListLevels", a.game, {
+            "game": a.game, "default": DEFAULT_LEVEL,
+            "levels": level_entries(a.levels, a.calibration),
+            "calibration": measured_how(a.calibration)}, None)
 
     @app.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut, tags=["moves"],
               openapi_extra=_body_schema(BatchRequest), responses=BATCH_ERRORS)
@@ -228,6 +251,26 @@ def _move_value(m: MoveValue) -> dict[str, Any]:
     return out
 
 
+def _analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
+    h = a.analysis
+    moves = []
+    for hint in h.moves:
+        move = _move_value(hint.move)
+        if hint.outcome is not None:
+            move["outcome"], move["distance"] = hint.outcome, hint.distance
+        moves.append(move)
+    body: dict[str, Any] = {
+        "game": a.game, "model_version": a.version, "to_move": h.evaluation.to_move,
+        "value": h.evaluation.value, "outcome": h.outcome, "distance": h.distance,
+        "moves": moves, "line": [_move_value(step.move) for step in h.line],
+        "line_end": h.line_end}
+    if h.unsolved:
+        body["unsolved"] = h.unsolved
+    if a.board is not None:
+        body["board"] = a.board
+    return body
+
+
 def _batch_answer(registry: Registry, game: str, body: dict[str, Any],
                   max_batch: int) -> tuple[bytes, str, int]:
     """The JSON bytes answering a batch request, its game and its version (run in a
@@ -266,9 +309,11 @@ def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
                 "application/json": {"schema": model.model_json_schema()}}}}
 
 
-async def _move_fields(request: Request, method: str) -> dict[str, Any]:
+async def _move_fields(request: Request, method: str, extra: tuple[str, ...] = ()
+                       ) -> dict[str, Any]:
     """The core's keyword arguments for a one-board request: ``board`` (with ``to_move``
-    where the game needs it) or, for a game with a move notation, ``moves``."""
+    where the game needs it) or, for a game with a move notation, ``moves``; and the
+    ``extra`` fields the body gives."""
     game = request.path_params["game"]
     request.scope["gameai"] = (method, game, None)
     body = await _json_body(request, required=())
@@ -276,7 +321,7 @@ async def _move_fields(request: Request, method: str) -> dict[str, Any]:
         raise InvalidRequest("is required", field="board")
     return {"game": game, "board": body.get("board", ""), "model": body.get("model", ""),
             "client_id": body.get("client_id", ""), "to_move": body.get("to_move", ""),
-            "moves": body.get("moves", "")}
+            "moves": body.get("moves", ""), **{name: body[name] for name in extra if name in body}}
 
 
 def _move_json(move: Any) -> dict[str, Any]:

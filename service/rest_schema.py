@@ -25,6 +25,15 @@ class MoveRequest(BaseModel):
     client_id: str = Field("", description="keys the sticky canary split")
 
 
+class BestMoveRequest(MoveRequest):
+    level: str = Field("best", examples=["casual"], description="the level of play: "
+                       "beginner, casual, strong or best (the model's best move; the "
+                       "default); docs/levels.md has each level's policy and strength")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="makes the level's "
+                             "choices repeatable: the same seed, level and position, the "
+                             "same move; without one they differ from game to game")
+
+
 class BatchRequest(BaseModel):
     boards: list[str]
     to_move: str = Field("", description="'X' or 'O' for every board, where the counts do "
@@ -67,7 +76,9 @@ class BestMoveOut(BaseModel):
     game: str
     model_version: int
     move: MoveOut
-    value: float
+    value: float = Field(description="the model's value of the move played (at level best, "
+                         "the position's value)")
+    level: str = Field(description="the level that chose the move")
 
 
 class EvaluateOut(BaseModel):
@@ -78,6 +89,55 @@ class EvaluateOut(BaseModel):
     moves: list[MoveValueOut]
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
+
+
+class HintOut(MoveValueOut):
+    outcome: str | None = Field(None, description="where the game has an exact solver: "
+                                "win, draw or loss for the player making the move, under "
+                                "perfect play")
+    distance: int | None = Field(None, description="with outcome: plies to the end under "
+                                 "perfect play, this move included")
+
+
+class AnalyzeOut(BaseModel):
+    game: str
+    model_version: int
+    to_move: str
+    value: float = Field(description="the model's value of the position")
+    outcome: str | None = Field(description="the position's exact outcome for the side to "
+                                "move (null when unsolved)")
+    distance: int | None = Field(description="plies to the end under perfect play")
+    unsolved: str | None = Field(None, description="why there are no exact figures, when "
+                                 "there are none")
+    moves: list[HintOut] = Field(description="every legal move, the model's best first")
+    line: list[MoveValueOut] = Field(description="the line the model expects: its best "
+                                     "move for each side in turn, to_move first")
+    line_end: str = Field(description="X wins, O wins, draw, draw by repetition or "
+                          "continues (60 plies shown at most)")
+    board: str | None = Field(None, description="the position answered, when the request "
+                              "gave moves")
+
+
+class LevelOut(BaseModel):
+    name: str
+    blunder: float = Field(description="probability of a uniformly random legal move")
+    temperature: float = Field(description="otherwise a move is drawn with probability "
+                               "proportional to exp(value / temperature); 0: the top move")
+    takes_wins: bool = Field(description="a win in one is always played")
+    description: str
+    summary: str | None = Field(None, description="the measured strength in words")
+    calibration: dict[str, Any] | None = Field(
+        None, description="gameai bench levels' figures: against perfect and random play, "
+        "as X and as O, win/draw/loss rates with 95% intervals; and the mean score")
+
+
+class LevelsOut(BaseModel):
+    game: str
+    default: str
+    levels: list[LevelOut] = Field(description="from the weakest to the strongest")
+    calibration: dict[str, Any] | None = Field(
+        None, description="how the figures were measured: model, games, seed, load, the "
+        "order check; null where the game has not been calibrated")
 
 
 class BatchOut(BaseModel):

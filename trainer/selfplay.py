@@ -56,8 +56,9 @@ def make_spec(game: Game) -> Spec:
         ValueError: the board has more than 40 cells (a base-3 key must fit in 64 bits).
     """
     if game.cells > MAX_VECTOR_CELLS:
-        raise ValueError(f"{game.name} has {game.cells} cells; the learners handle boards of "
-                         f"at most {MAX_VECTOR_CELLS} (a base-3 key must fit in 64 bits)")
+        raise ValueError(f"{game.name} has {game.cells} cells; the table learners (tally, "
+                         f"td, qlearning) handle boards of at most {MAX_VECTOR_CELLS} (a base-3 "
+                         "position key must fit in 64 bits)")
     ptr = [0]
     masks: list[int] = []
     for cell in range(game.cells):

@@ -173,6 +173,11 @@ def serving() -> dict[str, Any]:
               "(REST) or gRPC status name.",
               [(f"sum by (transport, code) (rate(gameai_requests_total{{{GAME}}}[{RATE}]))",
                 "{{transport}} {{code}}")], unit="reqps", stacking="normal"),
+        panel("timeseries", "Best moves/s by level of play", "How people play: best-move "
+              "answers per second at each level (beginner, casual, strong, best; best is the "
+              "default).",
+              [(f"sum by (level) (rate(gameai_level_moves_total{{{GAME}}}[{RATE}]))",
+                "{{level}}")], unit="reqps", stacking="normal"),
         row("Errors"),
         panel("timeseries", "Server error ratio by transport and method",
               "Server-side failures over all requests, per method.",

@@ -13,8 +13,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gameai.cli import games, models, serve, stress, train, up, worker
-from gameai.cli.common import USAGE, CommandError
+from gameai.cli import games, levels, models, serve, stress, train, up, worker
+from gameai.cli.common import REFUSED, USAGE, CommandError, apply_memory_limit
+from gameai.games.budget import BadLimit
 from gameai.games.errors import GameError
 from gameai.settings import SettingsError
 
@@ -25,7 +26,7 @@ DASHED_VALUES = ("--board",)
 # In help order. A module may also have ``register_bench(subparsers)`` to add a
 # ``gameai bench NAME`` benchmark.
 COMMANDS = (games, models, train, worker, serve, up, stress)
-BENCHMARKS = (games, models, train, serve)
+BENCHMARKS = (games, models, train, levels, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,13 +48,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(attach_dashed_values(sys.argv[1:] if argv is None else argv))
     try:
+        apply_memory_limit(args)
         return int(args.func(args) or 0)
-    except (GameError, SettingsError) as e:
+    except (GameError, SettingsError, BadLimit) as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
         return USAGE
     except CommandError as e:
         print(f"gameai {args.command}: error: {e}", file=sys.stderr)
         return e.status
+    except MemoryError:
+        print(f"gameai {args.command}: error: out of memory: the machine could not give this "
+              "command the memory it asked for; a lower --memory-limit (or "
+              "GAMEAI_MEMORY_LIMIT) makes work that would not fit refuse before it starts",
+              file=sys.stderr)
+        return REFUSED
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (``gameai analyze ... | head``)

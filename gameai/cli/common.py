@@ -65,3 +65,31 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def memory_option(p: argparse.ArgumentParser) -> None:
+    """``--memory-limit``: the budget every solve, export and evaluation is checked against
+    before it starts (:mod:`gameai.games.budget`)."""
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="the most memory a solve, export or evaluation may need (4G, 512M, "
+                   "...); work that would need more is refused before it starts (default: "
+                   "$GAMEAI_MEMORY_LIMIT, else half of the machine's memory)")
+
+
+def apply_memory_limit(args: argparse.Namespace) -> None:
+    """Make ``--memory-limit`` the limit of this process and of the processes it starts.
+
+    Raises:
+        CommandError: it is not a size (status 2).
+    """
+    from gameai.games.budget import ENV, BadLimit, parse_size
+
+    text = getattr(args, "memory_limit", None)
+    if text is None:
+        return
+    try:
+        parse_size(text)
+    except BadLimit as e:
+        raise CommandError(f"--memory-limit: {e}", USAGE) from e
+    os.environ[ENV] = text
+

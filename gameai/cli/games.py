@@ -7,6 +7,8 @@ import json
 import time
 from typing import Any
 
+from gameai.cli.common import memory_option
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -18,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("game", help="tictactoe, four-in-a-row, mnk-RxC-K, connect-RxC-K, "
                    "three-mens-morris, nine-holes, ...")
     p.add_argument("--json", action="store_true", help="print JSON instead of grids")
+    memory_option(p)
     p.set_defaults(func=run_analyze)
 
     p = sub.add_parser(
@@ -32,6 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the side to move, where the counts do not tell (morris, once all "
                    "six pieces are down)")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_solve)
 
 
@@ -147,6 +151,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser("solver", help="time the exact solver and the statistics of a game")
     p.add_argument("--game", default="four-in-a-row")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_bench_solver)
     p = sub.add_parser("retrograde", help="time the retrograde solver on every morris variant")
     p.add_argument("--json", action="store_true")
@@ -173,12 +178,19 @@ def run_bench_retrograde(args: argparse.Namespace) -> int:
 
 def run_bench_solver(args: argparse.Namespace) -> int:
     """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
-    from gameai.games import Board, get_mnk_game
+    from gameai.cli.common import CommandError
+    from gameai.games import Board, get_game
+    from gameai.games.game import as_mnk
     from gameai.games.positions import enumerate_positions
     from gameai.games.solver import solve_positions
     from gameai.games.stats import analyze
 
-    game = get_mnk_game(args.game)  # the layered m,n,k solver (morris: bench retrograde)
+    named = get_game(args.game)
+    if not named.cell_kernels:
+        raise CommandError(f"bench solver times the layered m,n,k solver; {named.name} is "
+                           "solved by retrograde analysis: time it with 'gameai bench "
+                           "retrograde'")
+    game = as_mnk(named)
     t0 = time.perf_counter()
     positions = enumerate_positions(Board.empty(game))
     t1 = time.perf_counter()

@@ -20,7 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive, write_atomically
+from gameai.cli.common import (
+    STORE_DOWN,
+    USAGE,
+    CommandError,
+    memory_option,
+    positive,
+    write_atomically,
+)
 from gameai.cli.train_text import evaluation_text, figure_lines, learners_text, train_text
 
 if TYPE_CHECKING:
@@ -69,6 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "production to the new version if the gates pass (default manual)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    memory_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_train)
 
@@ -85,6 +93,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="games against random play per side (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random player")
     p.add_argument("--json", action="store_true")
+    memory_option(p)
     p.set_defaults(func=run_evaluate)
 
 
@@ -279,7 +288,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.file:
         model = read_model(args.file)
     elif args.game and args.version:
-        model = _stored_model(args)
+        model = stored_model(args)
     else:
         raise CommandError("give a model FILE, or --game G --version V (with --store URL)")
     report = evaluate(model, random_games=args.random_games, seed=args.seed)
@@ -287,7 +296,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stored_model(args: argparse.Namespace) -> Model:
+def stored_model(args: argparse.Namespace) -> Model:
     from gameai.games import get_game
     from gameai.models import CorruptModel
     from gameai.store import StoreError, StoreUnavailable
@@ -306,34 +315,48 @@ def _stored_model(args: argparse.Namespace) -> Model:
 
 
 def run_bench_selfplay(args: argparse.Namespace) -> int:
+    from gameai.games import get_game
     from trainer.bench import selfplay
+    from trainer.training import CannotTrain
 
-    figures = selfplay(args.game, seconds=args.seconds)
+    game = get_game(args.game)
+    if not game.cell_kernels:
+        raise CommandError(f"bench selfplay times the m,n,k self-play kernels against their "
+                           f"plain-Python twin; {game.name} is played along its state graph: "
+                           f"time its learners with 'gameai bench learners --game "
+                           f"{game.name}'")
+    try:
+        figures = selfplay(game.name, seconds=args.seconds)
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else figure_lines(figures))
     return 0
 
 
 def run_bench_learners(args: argparse.Namespace) -> int:
+    from gameai.games import get_game
     from trainer.bench import learners
+    from trainer.learner import BadParameter
+    from trainer.training import CannotTrain
 
     try:
         seeds = tuple(int(s) for s in args.seeds.split(","))
     except ValueError as e:
         raise CommandError(f"--seeds must be comma-separated integers, got {args.seeds!r}") \
             from e
-    figures = learners(seeds=seeds, game_name=args.game)
-    from trainer.learner import BadParameter
-
+    game = get_game(args.game)
     algorithms = tuple(a for a in args.algorithms.split(",") if a)
     unknown = [a for a in algorithms if a not in SELF_PLAY]
     if unknown:
         raise CommandError(f"--algorithms: unknown {', '.join(unknown)}; choose among "
                            f"{', '.join(SELF_PLAY)}", USAGE)
     try:
-        figures = learners(seeds=seeds, algorithms=algorithms, params=parse_params(args.param),
-                           max_games=args.max_games)
+        figures = learners(seeds=seeds, game_name=game.name, algorithms=algorithms,
+                           params=parse_params(args.param), max_games=args.max_games)
     except BadParameter as e:
         raise CommandError(f"--param: {e}", USAGE) from e
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else learners_text(figures))
     return 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, memory_option, positive
 from gameai.cli.train import SELF_PLAY, parse_params, store_options
 
 
@@ -47,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "recorded in every version)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
+    memory_option(p)
     p.add_argument("--log-level", help="debug, info, warning or error (default: "
                    "$GAMEAI_LOG_LEVEL or info)")
     p.set_defaults(func=run_trainer)

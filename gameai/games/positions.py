@@ -7,6 +7,11 @@ position reached by playing ``cell`` (-1 where the move is illegal or the game i
 
 The work is vectorised over whole layers with numpy: all of four-in-a-row's 1,217,977
 canonical positions take seconds, where a recursive search in Python would take hours.
+
+Memory is a budget (:mod:`gameai.games.budget`): from the empty board the whole game's
+estimate (:mod:`gameai.games.sizes`) is checked before anything is allocated, and before
+each layer is expanded the layers held plus what the expansion needs are checked again,
+so a tree that outgrows the limit is refused before the memory is spent.
 """
 
 from __future__ import annotations
@@ -16,14 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games import budget, sizes
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 from gameai.games.game import as_mnk
 from gameai.games.interface import Game as AnyGame
 from gameai.games.keys import U64, canonical_keys_and_syms, symmetric_keys, transform_masks
-
-DEFAULT_LIMIT = 20_000_000  # canonical positions; about 1.5 GB of layers at the limit
 
 
 @dataclass
@@ -55,16 +59,23 @@ class Positions:
         return (1 + (images[:, 1:] != images[:, :-1]).sum(axis=1)).astype(np.int64)
 
 
-def enumerate_positions(root: Board, *, limit: int = DEFAULT_LIMIT) -> Positions:
+def enumerate_positions(root: Board, *, limit: int | None = None,
+                        memory: budget.Limit | None = None) -> Positions:
     """All positions reachable from ``root``, by layers.
 
     Args:
         root: a valid board (finished boards give one layer).
-        limit: the most canonical positions to hold; a larger tree raises ``TooLarge``.
+        limit: the most canonical positions to hold (default: as many as ``memory`` allows).
+        memory: the memory limit (default: :func:`gameai.games.budget.memory_limit`).
     Raises:
         TooLarge: the game has more than 40 cells or the tree exceeds ``limit``.
+        OverBudget: the tree would not fit in ``memory`` (checked before each layer, and for
+            the whole game before anything, from the empty board).
     """
     game = root.game
+    memory = memory or budget.memory_limit()
+    if root.ply == 0:
+        budget.require(sizes.solve_estimate(game), memory)
     one = np.array([root.x], dtype=np.uint64), np.array([root.o], dtype=np.uint64)
     keys, syms = canonical_keys_and_syms(game, *one)
     x, o = transform_masks(game, one[0], syms), transform_masks(game, one[1], syms)
@@ -74,17 +85,27 @@ def enumerate_positions(root: Board, *, limit: int = DEFAULT_LIMIT) -> Positions
     ply = root.ply
     while len(keys):
         total += len(keys)
-        if total > limit:
+        if limit is not None and total > limit:
             raise TooLarge(
                 f"more than {limit:,} canonical positions follow this {game.name} board; "
                 "too many to solve exactly"
             )
         over = won | ((x | o) == np.uint64(game.full_mask))
+        _require_expansion(game, total, x[~over] | o[~over], memory)
         layer = Layer(keys, x, o, won, over, np.full((len(keys), game.cells), -1, np.int32))
         layers.append(layer)
         keys, x, o, won = _expand(game, layer, x_to_move=ply % 2 == 0)
         ply += 1
     return Positions(game, root.ply, layers)
+
+
+def _require_expansion(game: Game, held: int, occupied: U64, memory: budget.Limit) -> None:
+    """Refuse the next expansion if the layers held and its children would not fit."""
+    children = int(np.bitwise_count(playable_masks(game, occupied)).sum())
+    need = held * sizes.held_bytes(game) + children * sizes.candidate_bytes(game)
+    if need > memory.bytes:
+        budget.require(budget.Estimate(f"solving this {game.name} position", need,
+                                       positions=held + children), memory)
 
 
 def live_boards(game: AnyGame, *, limit: int | None = None) -> list[str]:

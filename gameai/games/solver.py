@@ -10,7 +10,10 @@ so the best move maximises the negated, one-ply-older score of its child: a fast
 a slower loss score higher. Scores come from a backward pass over
 :func:`~gameai.games.positions.enumerate_positions`. The whole-game table of a small game
 (tic-tac-toe, four-in-a-row) is computed once and cached on disk; other positions are
-solved from their own subtree, within a size limit.
+solved from their own subtree. Whether a whole-game table is built is a question of
+memory, not of cells (:mod:`gameai.games.budget`): a game whose estimate fits the limit
+gets one (four-in-a-row, connect-4x5-4), and any other position is solved from its own
+subtree, refused before its memory is spent when that does not fit either.
 """
 
 from __future__ import annotations
@@ -24,15 +27,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games import budget, sizes
 from gameai.games.board import Board
-from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 from gameai.games.interface import State
 from gameai.games.keys import U64, canonical_keys
-from gameai.games.positions import DEFAULT_LIMIT, Positions, enumerate_positions
+from gameai.games.positions import Positions, enumerate_positions
 
 TABLE_FORMAT = 1
-TABLE_MAX_CELLS = 16  # whole-game tables are built for boards this small (four-in-a-row)
 
 
 @dataclass(frozen=True)
@@ -122,11 +124,19 @@ def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
     """The scores of every position of ``game``, from the disk cache or computed and cached.
 
     Raises:
-        TooLarge: the game is too big for a whole-game table.
+        OverBudget: the game's table would not fit the memory limit (checked first).
     """
-    if game.cells > TABLE_MAX_CELLS:
-        raise TooLarge(f"{game.name} is too large for a whole-game solver table")
+    budget.require(sizes.solve_estimate(game))
     return _game_table(game, cache_dir or default_cache_dir())
+
+
+def whole_game_fits(game: Game) -> bool:
+    """Whether the whole-game table of ``game`` fits the memory limit."""
+    try:
+        budget.require(sizes.solve_estimate(game))
+    except budget.OverBudget:
+        return False
+    return True
 
 
 @lru_cache(maxsize=8)
@@ -162,20 +172,21 @@ def default_cache_dir() -> Path:
     return Path(base) / "gameai"
 
 
-def table_for(board: Board, *, limit: int = DEFAULT_LIMIT) -> Table:
-    """A table that covers ``board`` and everything after it: the whole-game table when the
-    game is small, else the board's own subtree."""
-    if board.game.cells <= TABLE_MAX_CELLS:
+def table_for(board: Board, *, limit: int | None = None) -> Table:
+    """A table that covers ``board`` and everything after it: the whole-game table when it
+    fits the memory limit, else the board's own subtree."""
+    if limit is None and whole_game_fits(board.game):
         return game_table(board.game)
     return solve_positions(enumerate_positions(board, limit=limit))
 
 
-def solve(board: Board, *, limit: int = DEFAULT_LIMIT) -> Solution:
+def solve(board: Board, *, limit: int | None = None) -> Solution:
     """The value, the outcome of every legal move (best first) and the distance to the end.
 
     Raises:
         GameOver: the board is finished.
         TooLarge: more than ``limit`` canonical positions follow the board.
+        OverBudget: they would not fit the memory limit (refused before it is spent).
     """
     board.require_playable()
     table = table_for(board, limit=limit)

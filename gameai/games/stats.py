@@ -23,7 +23,6 @@ from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 from gameai.games.keys import U64
 from gameai.games.positions import (
-    DEFAULT_LIMIT,
     Layer,
     Positions,
     enumerate_positions,
@@ -46,7 +45,7 @@ class OpeningTables:
         return {"x_wins": self.x_wins, "o_wins": self.o_wins, "draws": self.draws}
 
 
-def analyze(game: Game, *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+def analyze(game: Game, *, limit: int | None = None) -> dict[str, Any]:
     """The statistics of every game of ``game``, in the JSON form of ``gameai analyze``.
 
     Raises:

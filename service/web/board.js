@@ -5,6 +5,10 @@
 // GET /v1/games) are played by clicking a piece and then a point, or by dragging the
 // piece; the side to move is kept here and sent as to_move, and the game's history
 // decides the draw rule (a position that occurs for the third time draws).
+//
+// The model plays at the chosen level of play (GET /v1/games/{game}/levels lists them with
+// their measured strength) with one seed per game, so a game can be replayed; the hint
+// button asks /analyze for every move's exact outcome and the line the model expects.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -13,6 +17,7 @@ const state = {
   human: "X", autoplay: false, token: 0,
   side: "X", selected: null, history: new Map(), repeated: false,  // pieces that move
   played: "",  // what the model last played, shown with the values that follow
+  levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
 };
 const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
   { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
@@ -80,6 +85,7 @@ function legalMoves() {
 }
 
 function applyMove(from, to, side) {
+  clearHint();
   if (from !== null && from !== undefined) state.cells[from] = null;
   state.cells[to] = side;
   state.moves.push(to);
@@ -175,6 +181,17 @@ function draw(values) {
     cell.draggable = false;
     const v = cellValue(i, values);
     cell.title = "";
+    const hinted = state.hint && state.hint.cells.get(i);
+    if (hinted) {
+      const label = document.createElement("span");
+      label.className = "hint";
+      label.textContent = hinted.label;
+      cell.appendChild(label);
+      if (hinted.best) cell.className += " hint-best";
+      cell.dataset.hint = hinted.outcome;
+    } else {
+      delete cell.dataset.hint;
+    }
     if (v === null) {
       // The model has no value for this move: say so, never paint it as a draw.
       cell.className += " unknown";
@@ -334,7 +351,8 @@ async function aiMove(token, values) {
   try {
     if (state.autoplay) await new Promise((ok) => setTimeout(ok, 250));
     const a = await api(`/v1/games/${state.game.name}/best-move`,
-                        position({ model: $("model").value, client_id: clientId() }));
+                        position({ model: $("model").value, client_id: clientId(),
+                                   level: $("level").value || "best", seed: state.seed }));
     if (token !== state.token) return;
     const mover = toMove(), from = a.move.from ? a.move.from.index : null;
     state.selected = null;
@@ -344,7 +362,7 @@ async function aiMove(token, values) {
       ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
     state.played =
       `model version ${a.model_version} played ${mover} ${origin}at row ${a.move.row}, ` +
-      `column ${a.move.col} (${worth})`;
+      `column ${a.move.col} at level ${a.level} (${worth})`;
     $("answered-by").textContent = state.played;
   } catch (error) {
     if (token === state.token) setStatus(error.message, true);
@@ -420,8 +438,115 @@ function newGame(autoplay) {
   state.autoplay = !!autoplay;
   state.human = $("side").value;
   state.played = "";
+  state.seed = Math.floor(Math.random() * 2 ** 31);  // this game's choices, repeatable
+  clearHint();
   $("answered-by").textContent = "";
   refresh();
+}
+
+// -- levels of play ----------------------------------------------------------------------
+
+async function loadLevels() {
+  const select = $("level"), wanted = localStorage.getItem("gameai-level") || "";
+  try {
+    const listing = await api(`/v1/games/${$("game").value}/levels`);
+    state.levels = listing.levels;
+    select.replaceChildren();
+    for (const level of listing.levels) {
+      const option = new Option(level.name, level.name);
+      option.title = level.summary || level.description;
+      select.add(option);
+    }
+    const names = listing.levels.map((level) => level.name);
+    select.value = names.includes(wanted) ? wanted : listing.default;
+  } catch (error) {
+    setStatus(error.message, true);
+  }
+  showLevel();
+}
+
+function showLevel() {
+  // The chosen level in words, with its measured strength where the game was calibrated.
+  const level = state.levels.find((l) => l.name === $("level").value);
+  if (!level) {
+    $("level-info").textContent = "";
+    return;
+  }
+  const measured = level.summary
+    ? `Measured: it ${level.summary}.`
+    : "Its strength has not been measured for this game.";
+  $("level-info").textContent = `${level.name}: ${level.description}. ${measured}`;
+}
+
+// -- hints ---------------------------------------------------------------------------------
+
+function clearHint() {
+  state.hint = null;
+  $("hints").hidden = true;
+}
+
+function exactScore(m) {
+  // Orders moves as perfect play does: the fastest win, then draws, then the slowest loss.
+  if (m.outcome === "win") return 1000 - m.distance;
+  if (m.outcome === "loss") return -1000 + m.distance;
+  return 0;
+}
+
+function outcomeText(m) {
+  if (m.outcome === "win") return `wins in ${m.distance}`;
+  if (m.outcome === "loss") return `loses in ${m.distance}`;
+  return m.outcome === "draw" ? "draws" : "unknown";
+}
+
+function moveText(m) {
+  const to = `row ${m.row}, column ${m.col}`;
+  return m.from ? `from row ${m.from.row}, column ${m.from.col} to ${to}` : to;
+}
+
+async function showHint() {
+  if (state.over || state.busy || state.autoplay || toMove() !== state.human) {
+    setStatus("A hint is for your move: wait for your turn.", true);
+    return;
+  }
+  const token = state.token;
+  let a;
+  try {
+    a = await api(`/v1/games/${state.game.name}/analyze`, position({ model: $("model").value }));
+  } catch (error) {
+    setStatus(error.message, true);
+    return;
+  }
+  if (token !== state.token || toMove() !== state.human) return;
+  const solved = a.outcome !== null;
+  const best = solved ? Math.max(...a.moves.map(exactScore)) : null;
+  const moves = solved ? a.moves.slice().sort((p, q) => exactScore(q) - exactScore(p)) : a.moves;
+  const cells = new Map(), list = $("hint-moves");
+  list.replaceChildren();
+  for (const m of moves) {
+    const optimal = solved && exactScore(m) === best;
+    const item = document.createElement("li");
+    item.textContent = `${moveText(m)}: ` + (solved ? outcomeText(m) : "") +
+      ` (model value ${m.unknown ? "unknown" : m.value.toFixed(2)})`;
+    if (optimal) item.className = "best";
+    list.appendChild(item);
+    if (solved && !m.from) {
+      const short = m.outcome === "win" ? `W${m.distance}` : m.outcome === "loss" ? `L${m.distance}` : "D";
+      cells.set(m.index, { label: short, best: optimal, outcome: m.outcome });
+    }
+  }
+  const you = `you (${a.to_move})`;
+  $("hint-summary").textContent = solved
+    ? `With perfect play from here ${you} ` +
+      (a.outcome === "win" ? `win in ${a.distance}` : a.outcome === "loss"
+        ? `lose in ${a.distance}` : "draw") +
+      ` (counting the moves of both players, this one included). Best moves first:`
+    : `No exact outcome for this position (${a.unsolved}); the model's values, best first:`;
+  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : (a.to_move === "X" ? "O" : "X")} ` +
+                                    moveText(m));
+  $("hint-line").textContent = `The model expects: ${line.join(", ")}; ${a.line_end}.`;
+  state.hint = { cells };
+  $("hints").hidden = false;
+  draw();
 }
 
 async function loadModels() {
@@ -471,6 +596,7 @@ async function followGames() {
   const playing = $("game").value;
   if (fillGames() && !playing) {
     await loadModels();
+    await loadLevels();
     newGame(false);
   }
 }
@@ -486,11 +612,22 @@ async function start() {
   setInterval(followGames, 3000);
   if (playable) {
     await loadModels();
+    await loadLevels();
   } else {
     setStatus("No game has a model yet: the trainers are still learning.", true);
   }
   showScores();
-  $("game").addEventListener("change", async () => { await loadModels(); newGame(false); });
+  $("game").addEventListener("change", async () => {
+    await loadModels();
+    await loadLevels();
+    newGame(false);
+  });
+  $("level").addEventListener("change", () => {
+    localStorage.setItem("gameai-level", $("level").value);
+    showLevel();
+    newGame(false);
+  });
+  $("hint").addEventListener("click", showHint);
   $("model").addEventListener("change", () => newGame(false));
   $("side").addEventListener("change", () => newGame(false));
   $("new-game").addEventListener("click", () => newGame(false));

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Case:
     name: str
-    method: str  # BestMove, Evaluate or EvaluateBatch
+    method: str  # BestMove, Evaluate, EvaluateBatch or Analyze
     game: str
     body: dict[str, object] = field(default_factory=dict)
     http: int = 200
@@ -40,6 +40,16 @@ ERROR_CASES = [
     # str.isdigit() is true of "¹" but int("¹") fails: this was a 500 found by schemathesis
     Case("a non-ASCII digit as the model", "BestMove", "tictactoe",
          {"board": "---|---|---", "model": "\u00b9"}, 404, "NOT_FOUND", "model"),
+    Case("unknown level", "BestMove", "tictactoe", {"board": "---|---|---", "level": "expert"},
+         422, "INVALID_ARGUMENT", "level"),
+    Case("negative seed", "BestMove", "tictactoe", {"board": "---|---|---", "seed": -1},
+         422, "INVALID_ARGUMENT", "seed"),
+    Case("analyze a finished game", "Analyze", "tictactoe", {"board": "XXX|OO-|---"}, 409,
+         "FAILED_PRECONDITION", "board"),
+    Case("analyze with an unknown alias", "Analyze", "tictactoe",
+         {"board": "---|---|---", "model": "beta"}, 404, "NOT_FOUND", "model"),
+    Case("analyze a malformed board", "Analyze", "tictactoe", {"board": "X--|-O-"}, 422,
+         "INVALID_ARGUMENT", "board"),
     Case("too many boards", "EvaluateBatch", "tictactoe", {"boards": ["---|---|---"] * 11},
          413, "RESOURCE_EXHAUSTED", "boards"),
     Case("bad board in a batch", "EvaluateBatch", "tictactoe",

@@ -13,7 +13,7 @@ from tests.service.cases import ERROR_CASES, Case
 from tests.service.conftest import RunningServer
 
 REQUESTS = {"BestMove": move_pb2.BestMoveRequest, "Evaluate": move_pb2.EvaluateRequest,
-            "EvaluateBatch": move_pb2.EvaluateBatchRequest}
+            "EvaluateBatch": move_pb2.EvaluateBatchRequest, "Analyze": move_pb2.AnalyzeRequest}
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,13 @@ def test_requests_are_counted_by_transport_method_game_version_and_code(
         with pytest.raises(grpc.RpcError):
             stub.BestMove(move_pb2.BestMoveRequest(game="go", board="-"))
     httpx.post(f"{server.http}/v1/games/not-a-game/best-move", json={"board": "-"})
+    # the middleware counts a request once its answer is sent, which the client may see
+    # a moment before: wait for the last one
+    deadline = time.monotonic() + 5
+    while metric("gameai_requests_total", {"transport": "rest", "method": "BestMove",
+                                           "game": "", "version": "", "code": "404"}) is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert metric("gameai_requests_total", rest) == before[0] + 3
     assert metric("gameai_requests_total", grpc_ok) == before[1] + 2
     # an unknown game's name never becomes a label value

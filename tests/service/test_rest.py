@@ -11,7 +11,8 @@ from gameai.store import ModelStore
 from tests.service.cases import ERROR_CASES, Case
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, variant
 
-PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch"}
+PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch",
+         "Analyze": "analyze"}
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,8 @@ def test_best_move_answers_with_the_version(http: httpx.Client) -> None:
                   json={"board": "XX-|OO-|---", "model": "production", "client_id": "c1"})
     assert r.status_code == 200
     assert r.json() == {"game": "tictactoe", "model_version": 1,
-                        "move": {"row": 0, "col": 2, "index": 2}, "value": r.json()["value"]}
+                        "move": {"row": 0, "col": 2, "index": 2}, "value": r.json()["value"],
+                        "level": "best"}
     assert r.json()["value"] > 0.5
 
 

@@ -159,3 +159,21 @@ def test_a_plot_into_a_missing_folder_is_refused_before_training(tmp_path, capsy
     code = main(["train", "--game", "tictactoe", "--algorithm", "td", "--games", "300",
                  "--plot", str(tmp_path / "nowhere" / "td.png"), "--quiet"])
     assert code == 2 and "not a file in an existing directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["bench", "selfplay", "--game", "connect-four"], "connect-four has 42 cells; the table "
+     "learners (tally, td, qlearning) handle boards of at most 40"),
+    (["bench", "selfplay", "--game", "three-mens-morris"], "gameai bench learners --game "
+     "three-mens-morris"),
+    (["bench", "learners", "--game", "connect-four", "--seeds", "1", "--algorithms", "td"],
+     "connect-four has 42 cells"),
+    (["bench", "solver", "--game", "nine-holes"], "gameai bench retrograde"),
+    (["train", "--game", "connect-four", "--algorithm", "td", "--games", "10", "--quiet"],
+     "connect-four has 42 cells"),
+])
+def test_a_game_a_command_cannot_handle_is_one_line(args, message):
+    done = _gameai(*args)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

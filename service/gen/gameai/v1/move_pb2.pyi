@@ -8,20 +8,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move", "level", "seed")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
     moves: str
     to_move: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
+    level: str
+    seed: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
@@ -40,16 +44,18 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value")
+    __slots__ = ("game", "model_version", "move", "value", "level")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     move: Move
     value: float
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ...) -> None: ...
+    level: str
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
@@ -68,7 +74,7 @@ class EvaluateRequest(_message.Message):
     def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class MoveValue(_message.Message):
-    __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col")
+    __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col", "outcome", "distance")
     ROW_FIELD_NUMBER: _ClassVar[int]
     COL_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +83,8 @@ class MoveValue(_message.Message):
     FROM_INDEX_FIELD_NUMBER: _ClassVar[int]
     FROM_ROW_FIELD_NUMBER: _ClassVar[int]
     FROM_COL_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DISTANCE_FIELD_NUMBER: _ClassVar[int]
     row: int
     col: int
     index: int
@@ -85,7 +93,9 @@ class MoveValue(_message.Message):
     from_index: int
     from_row: int
     from_col: int
-    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
+    outcome: str
+    distance: int
+    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
     __slots__ = ("game", "model_version", "to_move", "value", "moves", "board")
@@ -144,3 +154,81 @@ class EvaluateBatchResponse(_message.Message):
     move_from_index: _containers.RepeatedScalarFieldContainer[int]
     actions: int
     def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ...) -> None: ...
+
+class AnalyzeRequest(_message.Message):
+    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    board: str
+    model: str
+    client_id: str
+    moves: str
+    to_move: str
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
+
+class AnalyzeResponse(_message.Message):
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TO_MOVE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    UNSOLVED_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    LINE_END_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    model_version: int
+    to_move: str
+    value: float
+    moves: _containers.RepeatedCompositeFieldContainer[MoveValue]
+    board: str
+    outcome: str
+    distance: int
+    unsolved: str
+    line: _containers.RepeatedCompositeFieldContainer[MoveValue]
+    line_end: str
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ...) -> None: ...
+
+class ListLevelsRequest(_message.Message):
+    __slots__ = ("game",)
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    def __init__(self, game: _Optional[str] = ...) -> None: ...
+
+class Level(_message.Message):
+    __slots__ = ("name", "blunder", "temperature", "takes_wins", "description", "summary", "calibration_json")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    BLUNDER_FIELD_NUMBER: _ClassVar[int]
+    TEMPERATURE_FIELD_NUMBER: _ClassVar[int]
+    TAKES_WINS_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_JSON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    blunder: float
+    temperature: float
+    takes_wins: bool
+    description: str
+    summary: str
+    calibration_json: str
+    def __init__(self, name: _Optional[str] = ..., blunder: _Optional[float] = ..., temperature: _Optional[float] = ..., takes_wins: _Optional[bool] = ..., description: _Optional[str] = ..., summary: _Optional[str] = ..., calibration_json: _Optional[str] = ...) -> None: ...
+
+class ListLevelsResponse(_message.Message):
+    __slots__ = ("game", "levels", "default_level", "calibration_json")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_JSON_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    levels: _containers.RepeatedCompositeFieldContainer[Level]
+    default_level: str
+    calibration_json: str
+    def __init__(self, game: _Optional[str] = ..., levels: _Optional[_Iterable[_Union[Level, _Mapping]]] = ..., default_level: _Optional[str] = ..., calibration_json: _Optional[str] = ...) -> None: ...

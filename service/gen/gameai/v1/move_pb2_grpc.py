@@ -50,6 +50,16 @@ class MoveServiceStub:
                 request_serializer=gameai_dot_v1_dot_move__pb2.EvaluateBatchRequest.SerializeToString,
                 response_deserializer=gameai_dot_v1_dot_move__pb2.EvaluateBatchResponse.FromString,
                 _registered_method=True)
+        self.Analyze = channel.unary_unary(
+                '/gameai.v1.MoveService/Analyze',
+                request_serializer=gameai_dot_v1_dot_move__pb2.AnalyzeRequest.SerializeToString,
+                response_deserializer=gameai_dot_v1_dot_move__pb2.AnalyzeResponse.FromString,
+                _registered_method=True)
+        self.ListLevels = channel.unary_unary(
+                '/gameai.v1.MoveService/ListLevels',
+                request_serializer=gameai_dot_v1_dot_move__pb2.ListLevelsRequest.SerializeToString,
+                response_deserializer=gameai_dot_v1_dot_move__pb2.ListLevelsResponse.FromString,
+                _registered_method=True)
 
 
 class MoveServiceServicer:
@@ -76,6 +86,22 @@ class MoveServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Analyze(self, request, context):
+        """Hints for a position: every legal move with the model's value and, where the game
+        has an exact solver, the move's exact outcome and distance; the line the model
+        expects. May take the solver's time on a position it has not met.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLevels(self, request, context):
+        """The levels of play (BestMoveRequest.level) and, where measured, their strength.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MoveServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -93,6 +119,16 @@ def add_MoveServiceServicer_to_server(servicer, server):
                     servicer.EvaluateBatch,
                     request_deserializer=gameai_dot_v1_dot_move__pb2.EvaluateBatchRequest.FromString,
                     response_serializer=gameai_dot_v1_dot_move__pb2.EvaluateBatchResponse.SerializeToString,
+            ),
+            'Analyze': grpc.unary_unary_rpc_method_handler(
+                    servicer.Analyze,
+                    request_deserializer=gameai_dot_v1_dot_move__pb2.AnalyzeRequest.FromString,
+                    response_serializer=gameai_dot_v1_dot_move__pb2.AnalyzeResponse.SerializeToString,
+            ),
+            'ListLevels': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLevels,
+                    request_deserializer=gameai_dot_v1_dot_move__pb2.ListLevelsRequest.FromString,
+                    response_serializer=gameai_dot_v1_dot_move__pb2.ListLevelsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -176,6 +212,60 @@ class MoveService:
             '/gameai.v1.MoveService/EvaluateBatch',
             gameai_dot_v1_dot_move__pb2.EvaluateBatchRequest.SerializeToString,
             gameai_dot_v1_dot_move__pb2.EvaluateBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Analyze(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gameai.v1.MoveService/Analyze',
+            gameai_dot_v1_dot_move__pb2.AnalyzeRequest.SerializeToString,
+            gameai_dot_v1_dot_move__pb2.AnalyzeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLevels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gameai.v1.MoveService/ListLevels',
+            gameai_dot_v1_dot_move__pb2.ListLevelsRequest.SerializeToString,
+            gameai_dot_v1_dot_move__pb2.ListLevelsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,130 @@
+"""Memory is a budget: what a solve, an export or an evaluation may use, and the refusal.
+
+Every piece of work that can outgrow the machine (a layered solve, a whole-game table, the
+evaluator's exhaustive opponent, a model export) estimates its memory and time before it
+starts and calls :func:`require`, which raises :class:`OverBudget` at once, naming the
+estimate, the limit and how to raise it, when the estimate is over the limit. Nothing is
+allocated before that.
+
+The limit is ``GAMEAI_MEMORY_LIMIT`` (``4G``, ``512M``, ``1.5GB``, bytes; the command
+line's ``--memory-limit`` sets it), else :data:`DEFAULT_SHARE` of the machine's memory (the
+cgroup's limit where a container has one, else the physical memory). It is read when the
+work is asked for, never at import.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gameai.games.errors import TooLarge
+
+ENV = "GAMEAI_MEMORY_LIMIT"
+DEFAULT_SHARE = 0.5  # of the machine's memory: a host that also serves is never taken down
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
+
+
+class OverBudget(TooLarge):
+    """The work would need more memory than the limit allows; nothing was allocated."""
+
+
+class BadLimit(ValueError):
+    """A memory limit that is not a size; the message names it."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    bytes: int
+    source: str  # where it came from, for the refusal: "GAMEAI_MEMORY_LIMIT=4G", ...
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a piece of work will take, estimated before it starts."""
+
+    what: str  # "solving mnk-4x5-4", "exporting a td table of 3,000,000 positions"...
+    bytes: int  # peak memory of the work itself (the process's baseline excluded)
+    seconds: float | None = None  # on one core of this kind of machine, unloaded
+    positions: int | None = None
+
+    def describe(self) -> str:
+        count = f"{self.positions:,} positions, " if self.positions is not None else ""
+        took = f" and {seconds_text(self.seconds)}" if self.seconds is not None else ""
+        return f"{count}about {size_text(self.bytes)}{took}"
+
+
+def parse_size(text: str) -> int:
+    """Bytes of ``4G``, ``512M``, ``1.5GB``, ``2GiB`` or a plain number of bytes.
+
+    Raises:
+        BadLimit: not a size, or below one megabyte.
+    """
+    match = _SIZE.fullmatch(str(text).strip())
+    if not match:
+        raise BadLimit(f"memory limit {str(text)[:40]!r} is not a size (like 4G, 512M, "
+                       "1.5GB or a number of bytes)")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if value < 1 << 20:
+        raise BadLimit(f"memory limit {text!r} is below one megabyte")
+    return value
+
+
+def machine_memory() -> int:
+    """The memory this process's machine (or container) has, in bytes."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
+
+
+def memory_limit() -> Limit:
+    """The limit in force: ``GAMEAI_MEMORY_LIMIT``, else :data:`DEFAULT_SHARE` of the
+    machine.
+
+    Raises:
+        BadLimit: ``GAMEAI_MEMORY_LIMIT`` is not a size.
+    """
+    text = os.environ.get(ENV, "").strip()
+    if text:
+        return Limit(parse_size(text), f"{ENV}={text}")
+    machine = machine_memory()
+    return Limit(int(machine * DEFAULT_SHARE),
+                 f"the default, {DEFAULT_SHARE:.0%} of this machine's {size_text(machine)}")
+
+
+def require(estimate: Estimate, limit: Limit | None = None) -> Estimate:
+    """``estimate`` if it fits ``limit`` (default: :func:`memory_limit`).
+
+    Raises:
+        OverBudget: it does not; the message gives the estimate, the limit and the setting
+            that raises it.
+    """
+    limit = limit or memory_limit()
+    if estimate.bytes > limit.bytes:
+        raise OverBudget(f"{estimate.what} would need {estimate.describe()}, over the memory "
+                         f"limit of {size_text(limit.bytes)} ({limit.source}); raise it with "
+                         f"--memory-limit or {ENV} if the machine has the memory")
+    return estimate
+
+
+def size_text(n: float) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def seconds_text(s: float) -> str:
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 60:
+        return f"{s / 60:.0f} min"
+    return f"{s:.1f} s" if s >= 0.1 else "under 0.1 s"

@@ -1,0 +1,111 @@
+"""Hints: a position's every move with the model's value and, where the game has an exact
+solver, the move's exact outcome and distance; and the line of play the model expects.
+
+The exact figures come from the game's own solver (``game.solve``: whole-game tables,
+retrograde analysis, search), never from the model, so a hint can tell a player what the
+model gets wrong. A position the solver cannot afford is answered without them, saying
+why. Solutions are kept (a bounded cache per process): they depend on the position only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gameai.games import Game, State, TooLarge
+from gameai.games.solver import Solution
+from gameai.models import Evaluation, MoveValue
+
+Evaluate = Callable[[State], Evaluation]
+
+LINE_PLIES = 60  # the longest principal line shown
+SOLUTIONS_KEPT = 50_000
+
+
+@dataclass(frozen=True)
+class MoveHint:
+    """One legal move: the model's value and, where solved, the exact outcome for the
+    player making it (``win``, ``draw``, ``loss``) and the plies to the end under perfect
+    play, this move included."""
+
+    move: MoveValue
+    outcome: str | None = None
+    distance: int | None = None
+
+
+@dataclass(frozen=True)
+class LineStep:
+    to_move: str
+    move: MoveValue  # its value is the model's, from the mover's view
+
+
+@dataclass(frozen=True)
+class Analysis:
+    evaluation: Evaluation
+    moves: tuple[MoveHint, ...]  # in the evaluation's order: the model's best first
+    outcome: str | None  # the position's exact outcome for the side to move, if solved
+    distance: int | None
+    unsolved: str  # why there are no exact figures ("" when there are)
+    line: tuple[LineStep, ...]
+    line_end: str  # "X wins", "O wins", "draw", "draw by repetition" or "continues"
+
+
+class _Solutions:
+    """Exact solutions by position, or why there is none; bounded, shared by threads."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], Solution | str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, game: Game, state: State) -> Solution | str:
+        key = (game.name, f"{state} {state.to_move}")
+        found = self._kept.get(key)
+        if found is None:
+            try:
+                found = game.solve(state)
+            except TooLarge as e:
+                found = f"no exact solution: {e}"
+            with self._lock:
+                if len(self._kept) >= SOLUTIONS_KEPT:
+                    self._kept.clear()
+                self._kept[key] = found
+        return found
+
+
+SOLUTIONS = _Solutions()
+
+
+def analyze(state: State, evaluate: Evaluate) -> Analysis:
+    """The hints for ``state``, by the model that ``evaluate`` asks."""
+    evaluation = evaluate(state)
+    solution = SOLUTIONS.get(state.game, state)
+    if isinstance(solution, str):
+        hints = tuple(MoveHint(m) for m in evaluation.moves)
+        outcome, distance, unsolved = None, None, solution
+    else:
+        exact = {m.move: m for m in solution.moves}
+        hints = tuple(MoveHint(m, exact[m.action_id].outcome, exact[m.action_id].distance)
+                      for m in evaluation.moves)
+        outcome, distance, unsolved = solution.outcome, solution.distance, ""
+    line, end = principal_line(state, evaluate)
+    return Analysis(evaluation, hints, outcome, distance, unsolved, line, end)
+
+
+def principal_line(state: State, evaluate: Evaluate) -> tuple[tuple[LineStep, ...], str]:
+    """The line the model expects: its best move for each side in turn, to the end of the
+    game (a third repetition draws), or :data:`LINE_PLIES` plies."""
+    steps: list[LineStep] = []
+    seen = {state.key: 1}
+    while True:
+        best = evaluate(state).best
+        steps.append(LineStep(state.to_move, best))
+        state = state.play(best.action_id)
+        if state.is_over():
+            winner = state.winner()
+            return tuple(steps), f"{winner} wins" if winner else "draw"
+        seen[state.key] = seen.get(state.key, 0) + 1
+        if seen[state.key] >= 3:
+            return tuple(steps), "draw by repetition"
+        if len(steps) >= LINE_PLIES:
+            return tuple(steps), "continues"

@@ -1,0 +1,197 @@
+"""Levels of play in the server: never illegal, wins in one taken from strong up, seeds that
+repeat, the sticky split, errors and metrics, through the core and both transports of a
+real server (the policies themselves: tests/models/test_levels.py)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import grpc
+import httpx
+import pytest
+
+from gameai.games import Board, get_game
+from gameai.games.positions import live_boards
+from gameai.models import TableModel
+from gameai.models.levels import LEVELS, winning_actions
+from gameai.models.oracle import solver_model
+from gameai.store import ModelStore, RedisServer
+from service import core
+from service.errors import InvalidRequest
+from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from service.metrics import Metrics
+from service.registry import Registry
+from tests.service.conftest import RunningServer, new_store, weak_model
+
+TTT = get_game("tictactoe")
+MORRIS = "three-mens-morris"
+
+
+@pytest.fixture
+def store(redis_server: RedisServer) -> Iterator[ModelStore]:
+    store = new_store(redis_server.url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def registry(store: ModelStore, perfect: TableModel) -> Registry:
+    """tictactoe: version 1 perfect (production), version 2 knows nothing (canary at 30 %,
+    and the alias ``weak``); three-mens-morris: its solver's model."""
+    one = store.publish(perfect.to_bytes(), by="tests").version
+    two = store.publish(weak_model().to_bytes(), by="tests").version
+    store.set_alias(game="tictactoe", alias="production", version=one, by="tests")
+    store.set_alias(game="tictactoe", alias="weak", version=two, by="tests")
+    store.set_canary(game="tictactoe", version=two, weight=30, by="tests")
+    morris = store.publish(solver_model(get_game(MORRIS)).to_bytes(), by="tests").version
+    store.set_alias(game=MORRIS, alias="production", version=morris, by="tests")
+    registry = Registry(store, ("tictactoe", MORRIS), Metrics())
+    registry.store_up = True
+    registry.refresh()
+    return registry
+
+
+def morris_positions(limit: int) -> list[tuple[str, str]]:
+    """Reachable three-mens-morris positions (board, side to move), placements and
+    movements, by a seeded random walk."""
+    game, rng, found = get_game(MORRIS), random.Random(7), {}
+    while len(found) < limit:
+        state = game.initial()
+        while not state.is_over() and len(found) < limit:
+            found[str(state), state.to_move] = None
+            state = state.play(rng.choice(state.legal_actions()))
+    return list(found)
+
+
+def test_no_level_plays_an_illegal_move_and_strong_up_never_misses_a_win(registry) -> None:
+    """Every live tictactoe position, with the perfect model and with one that knows
+    nothing (which would miss every win by its values), and morris positions with
+    movements: the move played is legal; from strong up it wins at once if any move does."""
+    cases = [("tictactoe", b, "", m) for b in live_boards(TTT) for m in ("1", "weak")]
+    cases += [(MORRIS, b, side, "") for b, side in morris_positions(400)]
+    missed_below_strong = 0
+    for game, board, side, model in cases:
+        state = get_game(game).parse(board, to_move=side)
+        legal, wins = set(state.legal_actions()), set(winning_actions(state))
+        for name in LEVELS:
+            for seed in (1, 2):
+                a = core.best_move(registry, game=game, board=board, to_move=side,
+                                   model=model, level=name, seed=seed)
+                assert a.move.action_id in legal, (game, board, name)
+                assert a.level == name
+                if wins and LEVELS[name].takes_wins:
+                    assert a.move.action_id in wins, (game, board, name)
+                elif wins and a.move.action_id not in wins:
+                    missed_below_strong += 1
+    assert missed_below_strong > 0  # the lower levels do miss some: the rule is theirs
+
+
+def test_best_is_the_models_top_move(registry, perfect: TableModel) -> None:
+    """Without a level the answer is what it was before levels: the top move."""
+    for board in live_boards(TTT)[::7]:
+        expected = perfect.evaluate(Board.parse(TTT, board)).best
+        for level in ("", "best"):
+            a = core.best_move(registry, game="tictactoe", board=board, model="1", level=level)
+            assert (a.move.index, a.level) == (expected.index, "best")
+            assert a.value == pytest.approx(expected.value, abs=1e-6)
+
+
+def test_a_seed_repeats_a_whole_game(registry) -> None:
+    """Two games at beginner against the same fixed opponent line with the same seed are
+    the same game; another seed plays another game somewhere in 20 tries."""
+    def game(seed: int) -> list[int]:
+        state, played = TTT.initial(), []
+        while not state.is_over():
+            if state.to_move == "X":
+                a = core.best_move(registry, game="tictactoe", board=str(state), model="1",
+                                   level="beginner", seed=seed)
+                action = a.move.action_id
+            else:
+                action = state.legal_actions()[0]
+            played.append(action)
+            state = state.play(action)
+        return played
+
+    first = game(12345)
+    assert all(game(12345) == first for _ in range(5))
+    assert any(game(seed) != first for seed in range(20))
+
+
+def test_without_a_seed_games_differ(registry) -> None:
+    moves = {core.best_move(registry, game="tictactoe", board="---|---|---", model="1",
+                            level="beginner").move.index for _ in range(60)}
+    assert len(moves) > 3
+
+
+def test_the_canary_split_stays_sticky_by_client_id_at_every_level(registry) -> None:
+    """A client keeps its version whatever level it asks for, so it keeps one opponent."""
+    versions: dict[str, set[int]] = {}
+    for i in range(60):
+        client = f"player-{i}"
+        for name in (*LEVELS, "", "casual", "beginner"):
+            a = core.best_move(registry, game="tictactoe", board="X--|---|---", level=name,
+                               client_id=client)
+            versions.setdefault(client, set()).add(a.version)
+    assert all(len(v) == 1 for v in versions.values())
+    assert {v for vs in versions.values() for v in vs} == {1, 2}
+
+
+@pytest.mark.parametrize(("level", "seed", "field"), [
+    ("expert", None, "level"), (7, None, "level"), ("casual", -1, "seed"),
+    ("casual", 2**63, "seed"), ("casual", "12", "seed"), ("casual", 1.5, "seed"),
+    ("casual", True, "seed")])
+def test_a_bad_level_or_seed_is_named(registry, level, seed, field) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        core.best_move(registry, game="tictactoe", board="---|---|---", level=level, seed=seed)
+    assert caught.value.field == field
+    if field == "level" and level == "expert":
+        assert "beginner, casual, strong, best" in str(caught.value)
+
+
+def test_every_answer_is_counted_by_level(registry) -> None:
+    def count(level: str) -> float:
+        value = registry.metrics.registry.get_sample_value(
+            "gameai_level_moves_total", {"game": "tictactoe", "level": level})
+        return value or 0.0
+
+    assert count("strong") == 0.0  # listed from the start, so dashboards show the zero
+    for level, n in (("casual", 3), ("", 2), ("strong", 1)):
+        for _ in range(n):
+            core.best_move(registry, game="tictactoe", board="---|---|---", level=level)
+    assert (count("beginner"), count("casual"), count("strong"), count("best")) == (0, 3, 1, 2)
+
+
+# -- both transports ---------------------------------------------------------------------
+
+def test_rest_and_grpc_play_the_same_seeded_move(server: RunningServer) -> None:
+    stub = move_pb2_grpc.MoveServiceStub(grpc.insecure_channel(server.grpc))
+    with httpx.Client(base_url=server.http, timeout=10) as http:
+        for seed in range(12):
+            body = {"board": "X--|---|---", "level": "casual", "seed": seed}
+            rest = http.post("/v1/games/tictactoe/best-move", json=body).json()
+            rpc = stub.BestMove(move_pb2.BestMoveRequest(game="tictactoe", **body))
+            assert rest["level"] == rpc.level == "casual"
+            assert rest["move"]["index"] == rpc.move.index
+            assert rest["value"] == pytest.approx(rpc.value)
+        r = stub.BestMove(move_pb2.BestMoveRequest(game="tictactoe", board="XX-|OO-|---"))
+        assert (r.level, r.move.index) == ("best", 2)
+        assert http.post("/v1/games/tictactoe/best-move",
+                         json={"board": "XX-|OO-|---", "seed": "x"}).json()["error"][
+            "field"] == "seed"
+
+
+def test_the_published_calibration_is_the_measured_one_and_ordered() -> None:
+    """docs/levels.md shows exactly the figures the server serves (service/levels.json),
+    for every game the server is documented to serve, and every one is ordered."""
+    from pathlib import Path
+
+    from service.calibration import load_calibration, markdown
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "levels.md").read_text()
+    saved = load_calibration()
+    assert {"tictactoe", "four-in-a-row", "three-mens-morris", "nine-holes"} <= set(saved)
+    for game, report in saved.items():
+        assert report["game"] == game and report["unordered"] == []
+        assert set(report["levels"]) == set(LEVELS)
+        assert markdown(report) in docs, f"docs/levels.md does not show {game}'s figures"
