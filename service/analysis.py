@@ -21,6 +21,7 @@ Evaluate = Callable[[State], Evaluation]
 
 LINE_PLIES = 60  # the longest principal line shown
 SOLUTIONS_KEPT = 50_000
+SOLVE_SECONDS = 2.0  # a search (Connect Four) past this answers without exact figures
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class _Solutions:
         found = self._kept.get(key)
         if found is None:
             try:
-                found = game.solve(state)
+                found = game.solve(state, time_limit=SOLVE_SECONDS)
             except TooLarge as e:
                 found = f"no exact solution: {e}"
             with self._lock:

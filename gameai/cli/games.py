@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from gameai.cli.common import memory_option
+from gameai.cli.common import CommandError, memory_option
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,10 +30,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "distance to the end (plies), and the time taken.",
     )
     p.add_argument("game")
-    p.add_argument("--board", help="pattern like 'X--|-O-|---' (default: the empty board)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--board", help="pattern like 'X--|-O-|---' (default: the empty board)")
+    where.add_argument("--moves", help="the moves from the start: for gravity games the "
+                       "columns from 1 ('4453'); for morris games '5 1 9 3 7 2 9-6'")
     p.add_argument("--to-move", default="", choices=("", "X", "O"),
                    help="the side to move, where the counts do not tell (morris, once all "
                    "six pieces are down)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                   help="stop a search after this long and print what it proved "
+                   "(default 60; 0: no limit)")
     p.add_argument("--json", action="store_true")
     memory_option(p)
     p.set_defaults(func=run_solve)
@@ -88,10 +94,14 @@ def run_solve(args: argparse.Namespace) -> int:
     from gameai.games import get_game
 
     game = get_game(args.game)
-    board = (game.parse(args.board, to_move=args.to_move) if args.board is not None
-             else game.initial())
+    if args.moves is not None:
+        board = game.parse_moves(args.moves)
+    elif args.board is not None:
+        board = game.parse(args.board, to_move=args.to_move)
+    else:
+        board = game.initial()
     started = time.perf_counter()
-    solution = game.solve(board)
+    solution = _solve(game, board, args.time_limit)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(_solution_json(solution, seconds)))
@@ -105,12 +115,22 @@ def run_solve(args: argparse.Namespace) -> int:
     for m in solution.moves:
         mark = "*" if m.optimal else " "
         where = f"row {m.row} col {m.col} (cell {m.row * game.cols + m.col})"
+        if getattr(game, "gravity", False):
+            where = f"column {m.col + 1} ({where})"
         if m.from_index is not None:
             where = f"row {m.from_row} col {m.from_col} -> {where}"
         end = f" in {m.distance}" if m.distance or m.outcome != "draw" else ""
         print(f" {mark} {where}: {m.outcome}{end}")
     print(f"solved in {seconds * 1000:.1f} ms")
+    if args.moves:
+        print(f"position: {board}")
     return 0
+
+
+def _solve(game: Any, board: Any, time_limit: float | None) -> Any:
+    if time_limit is not None and time_limit < 0:
+        raise CommandError(f"--time-limit must be 0 (no limit) or more, got {time_limit:g}")
+    return game.solve(board, time_limit=time_limit or None)
 
 
 def _solution_json(solution: Any, seconds: float) -> dict[str, Any]:

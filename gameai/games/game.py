@@ -175,10 +175,19 @@ class MnkGame(Game):
                                    field="to_move")
         return board
 
-    def solve(self, state: State) -> Solution:
+    def parse_moves(self, text: object) -> Board:
+        """Gravity games: the position after a column sequence (``"4453"``, columns from 1;
+        :mod:`gameai.games.columns`). Other m,n,k games take a board only."""
+        if not self.gravity:
+            return super().parse_moves(text)  # type: ignore[return-value]
+        from gameai.games.columns import parse_moves
+
+        return parse_moves(self, text)
+
+    def solve(self, state: State, *, time_limit: float | None = None) -> Solution:
         from gameai.games.solver import solve
 
-        return solve(self._board(state))
+        return solve(self._board(state), time_limit=time_limit)
 
     def analyze(self) -> dict[str, Any]:
         from gameai.games.stats import analyze

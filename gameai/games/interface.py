@@ -254,12 +254,16 @@ class Game(abc.ABC):
         return build_graph(self, limit=limit or DEFAULT_GRAPH_LIMIT)
 
     @abc.abstractmethod
-    def solve(self, state: State) -> Solution:
+    def solve(self, state: State, *, time_limit: float | None = None) -> Solution:
         """The exact value of ``state`` and of each of its moves (best first).
 
+        Args:
+            time_limit: seconds a search may take (``None``: until solved); solvers that
+                answer from a table or a graph take no time worth limiting.
         Raises:
             GameOver: the game has ended at ``state``.
-            TooLarge: the position is too large to solve exactly.
+            TooLarge: the position is too large to solve exactly, or (``SearchTimeout``)
+                a search ran out of time.
         """
 
     @abc.abstractmethod

@@ -186,7 +186,7 @@ class MorrisGame(Game):
     def state_graph(self, *, limit: int | None = None) -> StateGraph:
         return _graph(self)
 
-    def solve(self, state: State) -> Solution:
+    def solve(self, state: State, *, time_limit: float | None = None) -> Solution:
         from gameai.games.retrograde import solve_state
 
         return solve_state(self._board(state))

@@ -35,6 +35,7 @@ from gameai.games.keys import U64, canonical_keys
 from gameai.games.positions import Positions, enumerate_positions
 
 TABLE_FORMAT = 1
+TABLE_SECONDS = 10.0  # estimated build time up to which a whole-game table is preferred
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,15 @@ def whole_game_fits(game: Game) -> bool:
     return True
 
 
+def table_is_quick(game: Game) -> bool:
+    """Whether ``game`` is best answered from its whole-game table: it fits the memory
+    limit and builds within ``TABLE_SECONDS`` (once; it is cached on disk). Larger games
+    are searched (:mod:`gameai.games.search`) where their board fits a bitboard."""
+    estimate = sizes.solve_estimate(game)
+    seconds = estimate.seconds or 0.0
+    return seconds <= TABLE_SECONDS and whole_game_fits(game)
+
+
 @lru_cache(maxsize=8)
 def _game_table(game: Game, cache_dir: Path) -> Table:
     path = cache_dir / f"solver-{game.name}-v{TABLE_FORMAT}.npz"
@@ -180,15 +190,31 @@ def table_for(board: Board, *, limit: int | None = None) -> Table:
     return solve_positions(enumerate_positions(board, limit=limit))
 
 
-def solve(board: Board, *, limit: int | None = None) -> Solution:
+def solve(board: Board, *, limit: int | None = None, time_limit: float | None = None
+          ) -> Solution:
     """The value, the outcome of every legal move (best first) and the distance to the end.
 
+    One entry point, two solvers: a game whose whole-game table is quick to build
+    (:func:`table_is_quick`: four-in-a-row, connect-4x5-4) answers from it (built once,
+    cached on disk); larger boards are searched (:mod:`gameai.games.search`: alpha-beta
+    on bitboards) when their bitboard fits, and only otherwise enumerate the board's
+    subtree. Giving ``limit`` asks for the subtree table.
+
+    Args:
+        limit: the most canonical positions a subtree enumeration may hold.
+        time_limit: seconds the search may take (``None``: until solved).
     Raises:
         GameOver: the board is finished.
+        SearchTimeout: (a ``TooLarge``) the search ran out of time; it carries the
+            bounds proved for each move.
         TooLarge: more than ``limit`` canonical positions follow the board.
         OverBudget: they would not fit the memory limit (refused before it is spent).
     """
+    from gameai.games import search
+
     board.require_playable()
+    if search.supports(board.game) and not (limit is None and table_is_quick(board.game)):
+        return search.searcher(board.game).solve(board, time_limit=time_limit)
     table = table_for(board, limit=limit)
     return solution_from_table(board, table)
 

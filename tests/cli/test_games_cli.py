@@ -55,3 +55,34 @@ def test_a_board_starting_with_an_empty_cell_is_a_board_not_a_flag():
         assert len(solution["moves"]) == moves
     out = gameai("solve", "tictactoe", "--board=-X-|-O-|---")
     assert out.returncode == 0, out.stderr
+
+
+def test_solve_connect_four_from_column_moves():
+    out = gameai("solve", "connect-four", "--moves", "44444433333", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["outcome"] == "loss" and report["distance"] == 30
+    assert {m["col"] for m in report["moves"] if m["optimal"]} == {1, 4}
+    out = gameai("solve", "connect-four", "--moves", "445566")
+    assert out.returncode == 0, out.stderr
+    assert "value: win for X in 1 plies" in out.stdout
+    assert " * column 3 (row 5 col 2 (cell 37)): win in 1" in out.stdout
+
+
+def test_solve_names_a_bad_column_move():
+    out = gameai("solve", "connect-four", "--moves", "4444444")
+    assert out.returncode == 2
+    assert "moves: move 7 (4): column 4 is full" in out.stderr
+
+
+def test_solve_out_of_time_says_what_it_proved():
+    out = gameai("solve", "connect-four", "--moves", "4453", "--time-limit", "0.2")
+    assert out.returncode == 2
+    assert "not solved within 0.2 s" in out.stderr and "column 4" in out.stderr
+
+
+def test_solve_mnk_4x5_4_by_search():
+    out = gameai("solve", "mnk-4x5-4", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["outcome"] == "draw" and len(report["optimal_moves"]) == 20

@@ -20,7 +20,7 @@ from gameai.games.budget import (
 )
 from gameai.games.positions import enumerate_positions
 from gameai.games.sizes import estimate_layers, solve_estimate
-from gameai.games.solver import solve, solve_positions
+from gameai.games.solver import game_table, solve, solve_positions, table_for
 
 
 @pytest.mark.parametrize("name", ["mnk-3x4-3", "connect-4x4-4", "mnk-3x5-3", "connect-5x4-4"])
@@ -50,8 +50,8 @@ def test_a_game_over_the_limit_is_refused_before_its_memory_is_spent(monkeypatch
     monkeypatch.setenv(ENV, "64M")
     tracemalloc.start()
     try:
-        with pytest.raises(OverBudget) as refused:
-            solve(Board.empty(get_game("mnk-4x5-4")))
+        with pytest.raises(OverBudget) as refused:  # its table; solve() would search it
+            game_table(get_game("mnk-4x5-4"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -67,7 +67,7 @@ def test_a_subtree_over_the_limit_is_refused_layer_by_layer(monkeypatch):
     tracemalloc.start()
     try:
         with pytest.raises(OverBudget, match="solving this mnk-4x5-4 position"):
-            solve(board)
+            table_for(board)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -76,7 +76,9 @@ def test_a_subtree_over_the_limit_is_refused_layer_by_layer(monkeypatch):
 
 def test_within_the_limit_the_work_is_done(monkeypatch):
     monkeypatch.setenv(ENV, "1G")
-    assert solve(Board.parse(get_game("mnk-4x5-4"), "XO-XO|-X-O-|--X--|-----")).moves
+    board = Board.parse(get_game("mnk-4x5-4"), "XO-XO|-X-O-|--X--|-----")
+    assert len(table_for(board)) > 1
+    assert solve(board).moves
 
 
 @pytest.mark.parametrize(("text", "size"), [("4G", 4 << 30), ("512M", 512 << 20),

@@ -54,7 +54,7 @@ def test_finished_and_oversized_positions_are_refused():
     with pytest.raises(GameOver):
         solve(Board.parse(TTT, "XXX|OO-|---"))
     with pytest.raises(TooLarge):
-        solve(Board.empty(get_game("mnk-5x5-4")), limit=10_000)
+        solve(Board.empty(get_game("mnk-8x8-5")), limit=10_000)  # past tables and search
 
 
 @cache

@@ -1,0 +1,88 @@
+"""Column-sequence notation for gravity games: the moves played, one column per move.
+
+Columns count from 1 at the left, as the Connect Four community and its test sets write
+games (``"4453"``: X in the centre, O on top of it, X in column 5, O in column 3). Boards
+of up to 9 columns take one digit per move; any board may separate the moves by spaces or
+commas (``"4 4 5 3"``, needed from 10 columns on). Every error names the move by its
+number: a column out of range, a full column, a move after the game ended.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gameai.games.board import Board
+from gameai.games.errors import IllegalMove, InvalidBoard
+from gameai.games.game import MnkGame
+
+MAX_MOVES_TEXT = 200  # characters: a 64-cell board's game with separators fits
+
+
+def parse_moves(game: MnkGame, text: object) -> Board:
+    """The position after the column sequence ``text`` from the empty board.
+
+    Raises:
+        InvalidBoard: not text, or a token that is no column number (``field`` moves).
+        IllegalMove: a column out of range or full, or a move after the game ended;
+            the message names the move by its number (``field`` moves).
+    """
+    if not isinstance(text, str):
+        raise _invalid(f"moves: must be text like '4453' (columns from 1), got "
+                       f"{type(text).__name__}")
+    if len(text) > MAX_MOVES_TEXT:
+        raise _invalid(f"moves: {len(text)} characters long; at most {MAX_MOVES_TEXT} are "
+                       "accepted")
+    board = game.initial()
+    for number, token in enumerate(_tokens(game, text), 1):
+        if not token.isdecimal() or len(token) > 3:
+            raise _invalid(f"moves: move {number} ({token[:20]!r}) is not a column number "
+                           f"1-{game.cols}")
+        column = int(token)
+        if not 1 <= column <= game.cols:
+            raise _illegal(f"moves: move {number} ({token}): column {column} is out of range "
+                           f"(columns are 1-{game.cols})")
+        if board.is_over():
+            winner = board.winner()
+            how = f"{winner} won" if winner else "the board was full (a draw)"
+            raise _illegal(f"moves: move {number} ({token}): the game was already over: {how} "
+                           f"at move {number - 1}")
+        cell = drop_cell(board, column - 1)
+        if cell is None:
+            raise _illegal(f"moves: move {number} ({token}): column {column} is full")
+        board = board.play(cell)
+    return board
+
+
+def drop_cell(board: Board, col: int) -> int | None:
+    """The cell a piece dropped in column ``col`` (from 0) lands on; None if it is full."""
+    game = board.game
+    for row in range(game.rows - 1, -1, -1):
+        cell = row * game.cols + col
+        if not board.occupied >> cell & 1:
+            return cell
+    return None
+
+
+def to_moves(game: MnkGame, columns: list[int]) -> str:
+    """The notation of a game given as columns from 0 (digits, or spaced past 9 columns)."""
+    return ("" if game.cols <= 9 else " ").join(str(c + 1) for c in columns)
+
+
+def _tokens(game: MnkGame, text: str) -> list[str]:
+    stripped = text.strip()
+    if re.search(r"[\s,]", stripped):
+        return [t for t in re.split(r"[\s,]+", stripped) if t]
+    if game.cols > 9 and stripped:
+        return [stripped]  # one move, or digits run together: the token check says which
+    return list(stripped)
+
+
+def _invalid(message: str) -> InvalidBoard:
+    return InvalidBoard(message, field="moves")
+
+
+def _illegal(message: str) -> IllegalMove:
+    error = IllegalMove(message)
+    error.field = "moves"
+    return error
+

@@ -1,0 +1,329 @@
+"""The exact solver by search: negamax with alpha-beta on bitboards, for boards past tables.
+
+For m,n,k games with or without gravity (Connect Four, ``mnk-4x5-4``) whose padded
+bitboard, ``(rows + 1) * cols`` bits, fits in 64. The numba kernels
+(:mod:`gameai.games.search_kernel`) follow John Tromp's and Pascal Pons's Connect Four
+solvers: only moves that leave the opponent no immediate win are searched, moves are tried
+by how many winning cells they create, the window is narrowed by null-window searches, and
+a transposition table (canonical under the left-right mirror) keeps a lower and an upper
+bound per position, with enhanced transposition cutoffs.
+
+Scores are :mod:`gameai.games.solver`'s: from the side to move, a win in ``t`` plies scores
+``big - t``, a loss ``t - big``, a draw 0; so a faster win is better and a slower loss too.
+
+A search runs in slices of nodes; between slices the clock is read, and past the time
+limit :class:`SearchTimeout` is raised at once, carrying what was proved (each move's
+bounds). The table survives, so asking again resumes where the search stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from gameai.games import budget
+from gameai.games import search_kernel as kern
+from gameai.games.board import Board
+from gameai.games.budget import Estimate
+from gameai.games.errors import GameError, TooLarge
+from gameai.games.game import MnkGame, as_mnk
+from gameai.games.interface import Game
+from gameai.games.solver import MoveOutcome, Solution, describe_score
+
+DEFAULT_TT_BITS = 22  # 4M slots, 72 MB
+SLOT_BYTES = 18  # the position (two words) and two one-byte bounds
+FIRST_SLICE = 100_000  # nodes before the clock is first read
+SLICE_SECONDS = 0.05  # later slices are sized to take about this long
+# Below these plies the table keys are canonical under the mirror, and above this many
+# empty cells children are probed for enhanced transposition cutoffs: deeper, both cost
+# more time than the nodes they save (docs/solver.md).
+MIRROR_PLIES = 12
+ETC_LEFT = 14
+
+
+class SearchTimeout(TooLarge):
+    """The search did not finish within its time limit.
+
+    Attributes:
+        partial: what was proved: each move's score bounds (:class:`PartialSolution`).
+    """
+
+    def __init__(self, message: str, partial: PartialSolution) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+@dataclass(frozen=True)
+class MoveBounds:
+    """A move and the bounds on its score proved so far (equal once exact)."""
+
+    move: int
+    lower: int
+    upper: int
+
+    @property
+    def exact(self) -> bool:
+        return self.lower == self.upper
+
+
+@dataclass(frozen=True)
+class PartialSolution:
+    board: Board
+    moves: tuple[MoveBounds, ...]
+    seconds: float
+    nodes: int
+
+    def describe(self) -> str:
+        game = self.board.game
+        parts = []
+        for mb in self.moves:
+            where = _move_name(game, mb.move)
+            if mb.exact:
+                outcome, distance = describe_score(game, mb.lower, self.board)
+                parts.append(f"{where} {outcome}" + (f" in {distance}" if outcome != "draw"
+                                                     else ""))
+            else:
+                parts.append(f"{where} {_bound_text(mb.lower, mb.upper)}")
+        return "; ".join(parts)
+
+
+def _bound_text(lower: int, upper: int) -> str:
+    if lower > 0:
+        return "a win (length unknown)"
+    if upper < 0:
+        return "a loss (length unknown)"
+    if lower == 0:
+        return "at least a draw"
+    if upper == 0:
+        return "at most a draw"
+    return "unknown"
+
+
+def _move_name(game: MnkGame, move: int) -> str:
+    if game.gravity:
+        return f"column {move % game.cols + 1}"
+    return f"cell {move} (row {move // game.cols}, col {move % game.cols})"
+
+
+def supports(game: Game) -> bool:
+    """Whether the search solves ``game``: an m,n,k game whose padded bitboard fits."""
+    return isinstance(game, MnkGame) and (game.rows + 1) * game.cols <= 64
+
+
+class Searcher:
+    """An alpha-beta solver for one game with its own transposition table.
+
+    Args:
+        game: an m,n,k game (gravity or not) with ``(rows + 1) * cols <= 64``.
+        tt_bits: the table has ``2**tt_bits`` slots of 18 bytes.
+    Raises:
+        TooLarge: the board does not fit the bitboard.
+        OverBudget: the table would not fit the memory limit.
+    """
+
+    def __init__(self, game: Game, *, tt_bits: int = DEFAULT_TT_BITS) -> None:
+        mnk = as_mnk(game)
+        if not supports(mnk):
+            raise TooLarge(f"{game.name}: the search needs (rows + 1) x cols <= 64 bits; "
+                           f"{mnk.rows + 1} x {mnk.cols} is {(mnk.rows + 1) * mnk.cols}")
+        if not 10 <= tt_bits <= 30:
+            raise ValueError(f"tt_bits must be from 10 to 30, got {tt_bits}")
+        budget.require(Estimate(f"the search table of {game.name}", SLOT_BYTES << tt_bits))
+        self.game = mnk
+        rows, cols, h = mnk.rows, mnk.cols, mnk.rows + 1
+        self.params = np.array([h, cols, rows, mnk.k, int(mnk.gravity), mnk.cells,
+                                MIRROR_PLIES, mnk.cells - ETC_LEFT], dtype=np.int64)
+        column = (1 << rows) - 1
+        self.board_mask = np.uint64(sum(column << (c * h) for c in range(cols)))
+        self.bottom = np.uint64(sum(1 << (c * h) for c in range(cols)))
+        self.shifts = np.array([1, h, h + 1, h - 1], dtype=np.int64)
+        self.order = np.array(_move_order(mnk), dtype=np.uint64)
+        # the bit of each row-major cell, and back
+        self.cell_bit = [1 << ((i % cols) * h + rows - 1 - i // cols) for i in range(mnk.cells)]
+        self.bit_cell = {b.bit_length() - 1: i for i, b in enumerate(self.cell_bit)}
+        size = 1 << tt_bits
+        self.tt_a = np.zeros(size, dtype=np.uint64)
+        self.tt_b = np.zeros(size, dtype=np.uint64)
+        self.tt_lo = np.full(size, kern.NO_LOWER, dtype=np.int8)
+        self.tt_hi = np.full(size, kern.NO_UPPER, dtype=np.int8)
+        width = mnk.cols if mnk.gravity else mnk.cells
+        self.moves = np.zeros((mnk.cells + 1, width + 1), dtype=np.uint64)
+        self.scores = np.zeros((mnk.cells + 1, width + 1), dtype=np.int64)
+        self.stats = np.zeros(3, dtype=np.int64)
+        self.nodes = 0  # every node searched since this searcher was made
+        self.rate = 0.0  # nodes per second of the last timed slice
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget the transposition table (benchmarks time solves from nothing)."""
+        self.tt_a[:] = 0
+        self.tt_b[:] = 0
+        self.tt_lo[:] = kern.NO_LOWER
+        self.tt_hi[:] = kern.NO_UPPER
+
+    # -- positions -----------------------------------------------------------------------
+
+    def encode(self, board: Board) -> tuple[int, int, int]:
+        """``(cur, mask, ply)``: the side to move's stones and all stones as bitboards."""
+        own = board.x if board.to_move == "X" else board.o
+        cur = mask = 0
+        for i, bit in enumerate(self.cell_bit):
+            if board.occupied >> i & 1:
+                mask |= bit
+                if own >> i & 1:
+                    cur |= bit
+        return cur, mask, board.ply
+
+    # -- solving -------------------------------------------------------------------------
+
+    def score(self, board: Board, *, time_limit: float | None = None) -> int:
+        """The exact score of ``board`` (``big - t`` for a win in ``t`` plies).
+
+        Raises:
+            GameOver: the game has ended.
+            SearchTimeout: not proved within ``time_limit`` seconds.
+        """
+        self._check(board).require_playable()
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        started, nodes = time.perf_counter(), self.nodes
+        with self._lock:
+            cur, mask, ply = self.encode(board)
+            lo, hi = self._bounds(cur, mask, ply, deadline)
+        if lo != hi:
+            partial = PartialSolution(board, (), time.perf_counter() - started,
+                                      self.nodes - nodes)
+            raise SearchTimeout(f"{self.game.name}: not solved within {time_limit:g} s "
+                                f"({partial.nodes:,} nodes): the score lies between "
+                                f"{to_external(lo, ply)} and {to_external(hi, ply)}", partial)
+        return to_external(lo, ply)
+
+    def solve(self, board: Board, *, time_limit: float | None = None) -> Solution:
+        """Every legal move's exact score, best first, and the position's.
+
+        Raises:
+            GameOver: the game has ended.
+            SearchTimeout: not every move proved within ``time_limit`` seconds; carries
+                each move's bounds.
+        """
+        self._check(board).require_playable()
+        started, nodes = time.perf_counter(), self.nodes
+        deadline = None if time_limit is None else started + time_limit
+        big = self.game.big
+        with self._lock:
+            ply = board.ply
+            moves = board.legal_moves()
+            mirrored = self._mirror_moves(board)
+            bounds: dict[int, tuple[int, int]] = {}
+            for move in sorted(moves, key=self._centre_rank):
+                if mirrored.get(move) in bounds:
+                    bounds[move] = bounds[mirrored[move]]
+                    continue
+                child = board.play(move)
+                if child.winner() is not None:
+                    bounds[move] = (big - 1, big - 1)
+                    continue
+                if child.is_full():
+                    bounds[move] = (0, 0)
+                    continue
+                ccur, cmask, cply = self.encode(child)
+                clo, chi = self._bounds(ccur, cmask, cply, deadline)
+                # the child's absolute bounds, negated, are the mover's; then made relative
+                bounds[move] = (to_external(-chi, ply), to_external(-clo, ply))
+                if clo != chi:
+                    break  # out of time
+        seconds = time.perf_counter() - started
+        if len(bounds) < len(moves) or any(lo != hi for lo, hi in bounds.values()):
+            partial = PartialSolution(
+                board, tuple(MoveBounds(m, *bounds.get(m, (-big, big))) for m in moves),
+                seconds, self.nodes - nodes)
+            solved = sum(1 for mb in partial.moves if mb.exact)
+            raise SearchTimeout(
+                f"{self.game.name}: not solved within {time_limit:g} s ({partial.nodes:,} "
+                f"nodes, {solved} of {len(moves)} moves exact): {partial.describe()}",
+                partial)
+        return _solution(board, {m: bounds[m][0] for m in moves})
+
+    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None
+                ) -> tuple[int, int]:
+        """The absolute bounds of a live position, exact unless the deadline passed."""
+        big = self.game.big
+        lo, hi = np.int64(-big), np.int64(big)
+        budget = FIRST_SLICE
+        while True:
+            self.stats[:] = (0, budget if deadline is not None else np.iinfo(np.int64).max, 0)
+            t0 = time.perf_counter()
+            lo, hi = kern.solve_bounds(
+                np.uint64(cur), np.uint64(mask), np.int64(ply), lo, hi, self.params,
+                self.board_mask, self.bottom, self.shifts, self.order, self.tt_a, self.tt_b,
+                self.tt_lo, self.tt_hi, self.moves, self.scores, self.stats)
+            spent = time.perf_counter() - t0
+            self.nodes += int(self.stats[kern.NODES])
+            if spent > 0.01:
+                self.rate = self.stats[kern.NODES] / spent
+            if not self.stats[kern.ABORTED] or deadline is None:
+                return int(lo), int(hi)
+            if time.perf_counter() >= deadline:
+                return int(lo), int(hi)
+            if spent > 0:
+                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * SLICE_SECONDS))
+
+    def _check(self, board: Board) -> Board:
+        if not isinstance(board, Board) or board.game is not self.game:
+            raise GameError(f"not a position of {self.game.name}")
+        return board
+
+    def _centre_rank(self, move: int) -> tuple[int, int]:
+        g = self.game
+        row, col = divmod(move, g.cols)
+        return abs(2 * col - (g.cols - 1)), abs(2 * row - (g.rows - 1))
+
+    def _mirror_moves(self, board: Board) -> dict[int, int]:
+        """Each move's left-right mirror image when the board is its own mirror image."""
+        g = self.game
+        image = [g.symmetries[1][i] for i in range(g.cells)] if len(g.symmetries) > 1 else []
+        if not image or any(board.cell(i) != board.cell(image[i]) for i in range(g.cells)):
+            return {}
+        return {m: image[m] for m in board.legal_moves() if image[m] != m}
+
+
+def to_external(score: int, ply: int) -> int:
+    """An absolute kernel score (``big - e`` for a win at ply ``e``) from a position at
+    ``ply`` as the ``big - t`` score, ``t = e - ply`` plies from that position."""
+    if score > 0:
+        return score + ply
+    if score < 0:
+        return score - ply
+    return 0
+
+
+def _move_order(game: MnkGame) -> list[int]:
+    """Candidate masks, centre first: whole columns under gravity, else single cells."""
+    h = game.rows + 1
+    centre = (game.cols - 1) / 2
+    if game.gravity:
+        cols = sorted(range(game.cols), key=lambda c: (abs(c - centre), c))
+        return [((1 << game.rows) - 1) << (c * h) for c in cols]
+    middle = (game.rows - 1) / 2
+    cells = sorted(((c, r) for c in range(game.cols) for r in range(game.rows)),
+                   key=lambda cr: (abs(cr[0] - centre) + abs(cr[1] - middle), cr))
+    return [1 << (c * h + r) for c, r in cells]
+
+
+def _solution(board: Board, scores: dict[int, int]) -> Solution:
+    game = board.game
+    best = max(scores.values())
+    outcomes = [MoveOutcome(m, m // game.cols, m % game.cols, *describe_score(game, s, board),
+                            s, s == best) for m, s in scores.items()]
+    outcomes.sort(key=lambda mo: (-mo.score, mo.move))
+    outcome, distance = describe_score(game, best, board)
+    return Solution(board, int(np.sign(best)), outcome, distance, tuple(outcomes))
+
+
+@lru_cache(maxsize=2)
+def searcher(game: MnkGame) -> Searcher:
+    """The shared searcher of ``game`` (its table persists between calls)."""
+    return Searcher(game)

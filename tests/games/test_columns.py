@@ -1,0 +1,65 @@
+"""Column-sequence notation for gravity games: round trips and every error, named."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gameai.games import GameOver, IllegalMove, InvalidBoard, get_game
+from gameai.games.columns import drop_cell, to_moves
+
+C4 = get_game("connect-four")
+
+
+def test_moves_build_the_position_they_name():
+    board = C4.parse_moves("4453")
+    assert str(board) == "-------|-------|-------|-------|---O---|--OXX--"
+    assert board.to_move == "X"
+    assert C4.parse_moves("4 4 5 3") == board == C4.parse_moves(" 4,4,5,3 ")
+    assert C4.parse_moves("") == C4.initial()
+
+
+def test_random_games_round_trip_through_the_notation():
+    rng = random.Random(5)
+    for name in ("connect-four", "connect-4x5-4", "connect-3x12-4"):
+        game = get_game(name)
+        for _ in range(50):
+            board, columns = game.initial(), []
+            while not board.is_over() and rng.random() < 0.95:
+                col = rng.choice(sorted({m % game.cols for m in board.legal_moves()}))
+                board = board.play(drop_cell(board, col))
+                columns.append(col)
+            assert game.parse_moves(to_moves(game, columns)) == board
+            assert game.parse(str(board)) == board
+
+
+@pytest.mark.parametrize(("text", "error", "message"), [
+    ("4448", IllegalMove, "moves: move 4 (8): column 8 is out of range (columns are 1-7)"),
+    ("40", IllegalMove, "moves: move 2 (0): column 0 is out of range (columns are 1-7)"),
+    ("4444444", IllegalMove, "moves: move 7 (4): column 4 is full"),
+    ("44556677", IllegalMove, "moves: move 8 (7): the game was already over: X won at move 7"),
+    ("44x", InvalidBoard, "moves: move 3 ('x') is not a column number 1-7"),
+    ("4" * 201, InvalidBoard, "moves: 201 characters long; at most 200 are accepted"),
+])
+def test_bad_moves_name_the_move_and_the_problem(text, error, message):
+    with pytest.raises(error) as caught:
+        C4.parse_moves(text)
+    assert str(caught.value) == message
+    assert caught.value.field == "moves"
+
+
+def test_moves_that_fill_the_board_then_continue_are_refused():
+    game = get_game("connect-2x2-2")
+    with pytest.raises(IllegalMove, match="already over: X won at move 3"):
+        game.parse_moves("1121")
+    drawn = get_game("connect-1x2-2").parse_moves("12")
+    with pytest.raises(GameOver):
+        drawn.require_playable()
+
+
+def test_non_gravity_games_take_boards_only():
+    with pytest.raises(InvalidBoard, match="takes a board, not a list of moves"):
+        get_game("mnk-4x5-4").parse_moves("1")
+    with pytest.raises(InvalidBoard, match="must be text"):
+        C4.parse_moves(44)

@@ -1,0 +1,182 @@
+"""The alpha-beta solver against plain references: a plain-Python negamax over every
+position of small boards (gravity and not), the layered table solver on connect-4x5-4, and
+the numba helpers against their Python definitions."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import numpy as np
+import pytest
+
+from gameai.games import Board, GameOver, get_game
+from gameai.games import search_kernel as kern
+from gameai.games.game import MnkGame
+from gameai.games.positions import enumerate_positions
+from gameai.games.search import Searcher, SearchTimeout, supports, to_external
+from gameai.games.solver import score_layers, solve
+
+
+def reference_scores(game: MnkGame) -> dict[tuple[int, int], int]:
+    """Plain negamax, memoised, over every position reachable from the empty board:
+    ``(x, o) -> score`` in the ``big - t`` convention (0 for a draw)."""
+    memo: dict[tuple[int, int], int] = {}
+
+    def negamax(board: Board) -> int:
+        key = (board.x, board.o)
+        if key not in memo:
+            best = None
+            for move in board.legal_moves():
+                child = board.play(move)
+                if child.winner() is not None:
+                    score = game.big - 1
+                elif child.is_full():
+                    score = 0
+                else:
+                    v = -negamax(child)
+                    score = v - 1 if v > 0 else v + 1 if v < 0 else 0
+                best = score if best is None else max(best, score)
+            memo[key] = best if best is not None else 0
+        return memo[key]
+
+    negamax(game.initial())
+    return memo
+
+
+@cache
+def reference(name: str) -> dict[tuple[int, int], int]:
+    return reference_scores(get_game(name))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["connect-4x4-3", "connect-3x4-3", "mnk-3x4-3", "tictactoe",
+                                  "connect-4x4-4"])
+def test_every_position_scores_as_plain_negamax(name):
+    game = get_game(name)
+    searcher = Searcher(game, tt_bits=16)
+    ref = reference(name)
+    live = [(x, o) for (x, o) in ref if not Board(game, x, o).is_over()]
+    assert len(live) > 100
+    for x, o in live:
+        assert searcher.score(Board(game, x, o)) == ref[(x, o)], Board(game, x, o)
+
+
+@pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3"])
+def test_every_move_scores_as_plain_negamax(name):
+    game = get_game(name)
+    searcher = Searcher(game, tt_bits=16)
+    ref = reference(name)
+    rng = random.Random(7)
+    live = [k for k in ref if not Board(game, *k).is_over()]
+    for x, o in rng.sample(live, 300):
+        board = Board(game, x, o)
+        solution = searcher.solve(board)
+        for m in solution.moves:
+            child = board.play(m.move)
+            if child.winner() is not None:
+                expected = game.big - 1
+            elif child.is_full():
+                expected = 0
+            else:
+                v = -ref[(child.x, child.o)]
+                expected = v - 1 if v > 0 else v + 1 if v < 0 else 0
+            assert m.score == expected, (board, m)
+        assert solution.moves[0].score == ref[(x, o)]
+        assert {m.move for m in solution.moves} == set(board.legal_moves())
+
+
+def test_a_sample_of_connect_4x5_4_scores_as_the_table_solver():
+    """The layered table solver is an independent exact reference (a numpy backward pass
+    over all 1,974,174 canonical positions)."""
+    game = get_game("connect-4x5-4")
+    positions = enumerate_positions(game.initial())
+    scores = score_layers(positions)
+    searcher = Searcher(game, tt_bits=20)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for layer, layer_scores in zip(positions.layers, scores, strict=True):
+        live = np.flatnonzero(~layer.over)
+        for i in rng.choice(live, size=min(len(live), 150), replace=False) if len(live) else []:
+            board = Board(game, int(layer.x[i]), int(layer.o[i]))
+            assert searcher.score(board) == layer_scores[i], board
+            checked += 1
+    assert checked > 2000
+
+
+def test_the_kernel_batch_agrees_with_one_at_a_time():
+    game = get_game("connect-4x4-3")
+    searcher = Searcher(game, tt_bits=16)
+    ref = reference("connect-4x4-3")
+    boards = [Board(game, x, o) for x, o in ref if not Board(game, x, o).is_over()][:500]
+    enc = [searcher.encode(b) for b in boards]
+    curs = np.array([e[0] for e in enc], dtype=np.uint64)
+    masks = np.array([e[1] for e in enc], dtype=np.uint64)
+    plies = np.array([e[2] for e in enc], dtype=np.int64)
+    out = np.zeros(len(boards), dtype=np.int64)
+    kern.solve_many(curs, masks, plies, searcher.params, searcher.board_mask, searcher.bottom,
+                    searcher.shifts, searcher.order, searcher.tt_a, searcher.tt_b,
+                    searcher.tt_lo, searcher.tt_hi, searcher.moves, searcher.scores,
+                    searcher.stats, out)
+    got = [to_external(int(s), int(p)) for s, p in zip(out, plies, strict=True)]
+    assert got == [ref[(b.x, b.o)] for b in boards]
+
+
+@pytest.mark.parametrize("name", ["connect-four", "mnk-4x5-4", "connect-5x4-3", "mnk-3x3-2"])
+def test_winning_cells_match_the_games_lines(name):
+    """The shift formulas (Pons's for k=4, the general one otherwise) against the lines."""
+    game = get_game(name)
+    searcher = Searcher(game, tt_bits=10)
+    rng = random.Random(name)
+    for _ in range(300):
+        stones = {i for i in range(game.cells) if rng.random() < 0.3}
+        bits = sum(searcher.cell_bit[i] for i in stones)
+        got = kern.winning_cells(np.uint64(bits), searcher.board_mask, game.k, searcher.shifts)
+        expected = set()
+        for line in game.lines:
+            cells = {i for i in range(game.cells) if line >> i & 1}
+            missing = cells - stones
+            if len(missing) <= 1:
+                expected |= missing or cells
+        assert {searcher.bit_cell[b] for b in range(64) if int(got) >> b & 1} == expected
+
+
+def test_connect_four_known_positions():
+    game = get_game("connect-four")
+    # a full centre column and five stones in column 3: O must play column 2 or 5
+    solution = solve(game.parse_moves("44444433333"))
+    assert solution.outcome == "loss" and solution.distance == 30
+    assert {m.col + 1 for m in solution.moves if m.optimal} == {2, 5}
+    # X has three in the bottom row with both ends open: it wins at once at either end
+    won = solve(game.parse_moves("445566"))
+    assert won.outcome == "win" and won.distance == 1
+    assert {m.col + 1 for m in won.moves if m.optimal} == {3, 7}
+
+
+def test_mnk_4x5_4_empty_board_is_a_draw():
+    """Published (seed 004): the 4x5 board with 4 in a row is a draw; every opening draws."""
+    solution = solve(get_game("mnk-4x5-4").initial())
+    assert solution.outcome == "draw" and all(m.outcome == "draw" for m in solution.moves)
+
+
+def test_a_time_limit_says_what_it_proved_and_resumes():
+    game = get_game("connect-four")
+    board = game.parse_moves("4453")
+    searcher = Searcher(game, tt_bits=18)
+    with pytest.raises(SearchTimeout) as caught:
+        searcher.solve(board, time_limit=0.05)
+    partial = caught.value.partial
+    assert {mb.move for mb in partial.moves} == set(board.legal_moves())
+    assert not all(mb.exact for mb in partial.moves)
+    assert "not solved within 0.05 s" in str(caught.value)
+    assert partial.seconds < 5
+    # the table it filled stays: a later, easier question on the same searcher is exact
+    easy = game.parse_moves("44444433333")
+    assert searcher.solve(easy).distance == 30
+
+
+def test_finished_boards_and_other_games_are_refused():
+    game = get_game("connect-four")
+    with pytest.raises(GameOver):
+        Searcher(game, tt_bits=10).solve(game.parse_moves("4455667"))
+    assert not supports(get_game("mnk-8x8-5"))  # 9 x 8 bits do not fit in one word
+    assert not supports(get_game("three-mens-morris"))
