@@ -86,10 +86,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def BestMove(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.best_move(self.edge.registry, game=request.game, board=request.board,
-                               model=request.model, client_id=request.client_id,
-                               to_move=request.to_move, moves=request.moves,
-                               level=request.level,
+            a = core.best_move(self.edge.registry, **_position(request), level=request.level,
                                seed=request.seed if request.HasField("seed") else None)
             m = a.move
             return move_pb2.BestMoveResponse(
@@ -100,9 +97,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.evaluate(self.edge.registry, game=request.game, board=request.board,
-                              model=request.model, client_id=request.client_id,
-                              to_move=request.to_move, moves=request.moves)
+            a = core.evaluate(self.edge.registry, **_position(request))
             e = a.evaluation
             moves = [_move_value(m) for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
@@ -112,9 +107,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def Analyze(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.analyze(self.edge.registry, game=request.game, board=request.board,
-                             model=request.model, client_id=request.client_id,
-                             to_move=request.to_move, moves=request.moves)
+            a = core.analyze(self.edge.registry, **_position(request))
             h = a.analysis
             moves = [_move_value(hint.move, outcome=hint.outcome or "",
                                  **({} if hint.distance is None
@@ -167,6 +160,13 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 response.move_values.extend(a.move_values.ravel().tolist())
             return response, a.version
         return await self.edge.call("EvaluateBatch", request.game, context, work, batch=True)
+
+
+def _position(request: Any) -> dict[str, Any]:
+    """The core's keyword arguments for a one-position request's common fields."""
+    return {"game": request.game, "board": request.board, "model": request.model,
+            "client_id": request.client_id, "to_move": request.to_move,
+            "moves": request.moves}
 
 
 def _move_value(m: Any, **exact: Any) -> Any:

@@ -25,6 +25,7 @@ from gameai.models import Model
 from trainer.evaluate import evaluate, unbeatable
 from trainer.gates import perfect
 from trainer.learner import Learner, Params, RoundStats, build_params
+from trainer.ntuple import NtupleLearner
 from trainer.qlearning import QLearner
 from trainer.qlearning_graph import QGraphLearner
 from trainer.tally import TallyLearner
@@ -33,11 +34,12 @@ from trainer.td import TdLearner
 from trainer.td_graph import TdGraphLearner
 
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
-                                      "qlearning": QLearner}
+                                      "qlearning": QLearner, "ntuple": NtupleLearner}
 # the same algorithms along a state graph, for games without the m,n,k kernels (morris)
 GRAPH_LEARNERS: dict[str, type[Learner]] = {"tally": TallyGraphLearner, "td": TdGraphLearner,
                                             "qlearning": QGraphLearner}
-EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000}  # games between evaluations
+# games between evaluations
+EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000, "ntuple": 10_000}
 FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
 EVAL_SHARE = 0.1  # gameai train's default share of its time spent on checkpoints

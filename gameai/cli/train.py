@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from gameai.games import Game
     from gameai.models import Model
 
-ALGORITHMS = ("tally", "td", "qlearning", "mlp")
+SELF_PLAY = ("tally", "td", "qlearning", "ntuple")  # the self-play learners
+ALGORITHMS = (*SELF_PLAY, "mlp")
 DEFAULT_GAMES = 100_000
 DEFAULT_UNBEATABLE_CAP = 1_000_000_000
 
@@ -345,10 +346,10 @@ def run_bench_learners(args: argparse.Namespace) -> int:
             from e
     game = get_game(args.game)
     algorithms = tuple(a for a in args.algorithms.split(",") if a)
-    unknown = [a for a in algorithms if a not in ALGORITHMS[:3]]
+    unknown = [a for a in algorithms if a not in SELF_PLAY]
     if unknown:
         raise CommandError(f"--algorithms: unknown {', '.join(unknown)}; choose among "
-                           f"{', '.join(ALGORITHMS[:3])}", USAGE)
+                           f"{', '.join(SELF_PLAY)}", USAGE)
     try:
         figures = learners(seeds=seeds, game_name=game.name, algorithms=algorithms,
                            params=parse_params(args.param), max_games=args.max_games)

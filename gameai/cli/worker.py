@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from gameai.cli.common import STORE_DOWN, USAGE, CommandError, memory_option, positive
-from gameai.cli.train import ALGORITHMS, parse_params, store_options
+from gameai.cli.train import SELF_PLAY, parse_params, store_options
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serve Prometheus metrics and /healthz on --metrics-port. SIGTERM finishes the round "
         "and exits 0.")
     p.add_argument("--game", required=True)
-    p.add_argument("--algorithm", required=True, choices=ALGORITHMS[:3])
+    p.add_argument("--algorithm", required=True, choices=SELF_PLAY)
     store_options(p)
     p.add_argument("--publish-every", type=positive, metavar="N",
                    help="self-play games between candidates (default: per algorithm)")

@@ -8,6 +8,7 @@ forms and their interface.
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
 from gameai.models.model import Evaluation, MlpModel, Model, MoveValue, TableModel, load_model
+from gameai.models.ntuple import NtupleModel
 
 __all__ = [
     "CorruptModel",
@@ -16,6 +17,7 @@ __all__ = [
     "Model",
     "ModelInfo",
     "MoveValue",
+    "NtupleModel",
     "TableModel",
     "load_model",
 ]

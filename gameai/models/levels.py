@@ -30,6 +30,7 @@ import math
 import random
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from gameai.games import State
 from gameai.models.model import MoveValue
@@ -68,6 +69,12 @@ DEFAULT_LEVEL = "best"
 _SYSTEM = random.SystemRandom()  # no state to share between forked workers
 
 
+class Draws(Protocol):
+    """A source of uniform draws in [0, 1) (``random.Random`` is one)."""
+
+    def random(self) -> float: ...
+
+
 class UnknownLevel(ValueError):
     """A level name that is not one of :data:`LEVELS`."""
 
@@ -91,7 +98,7 @@ def winning_actions(state: State) -> tuple[int, ...]:
 
 
 def choose(level: Level, moves: Sequence[MoveValue], wins: Collection[int],
-           rng: random.Random) -> MoveValue:
+           rng: Draws) -> MoveValue:
     """The move ``level`` plays among ``moves`` (every legal move, best first), given the
     actions that win at once (``wins``) and a source of draws."""
     if level.takes_wins and wins:
@@ -128,14 +135,24 @@ def probabilities(level: Level, moves: Sequence[MoveValue], wins: Collection[int
     return [level.blunder / n + (1 - level.blunder) * p for p in greedy]
 
 
-def seeded(seed: int, level: Level, position: str) -> random.Random:
+class _Digest:
+    """Draws read from a hash: four 64-bit words, each a uniform in [0, 1) (a choice takes
+    two at most)."""
+
+    def __init__(self, digest: bytes) -> None:
+        self._words = [int.from_bytes(digest[i:i + 8], "big") for i in range(0, 32, 8)]
+
+    def random(self) -> float:
+        return (self._words.pop() >> 11) * 2.0 ** -53
+
+
+def seeded(seed: int, level: Level, position: str) -> Draws:
     """The draws of a seeded request: the same seed, level and position (board and side to
-    move), the same move, on every server."""
-    digest = hashlib.blake2b(f"{seed}\n{level.name}\n{position}".encode(),
-                             digest_size=16).digest()
-    return random.Random(int.from_bytes(digest, "big"))
+    move), the same move, on every server (BLAKE2b of the three)."""
+    return _Digest(hashlib.blake2b(f"{seed}\n{level.name}\n{position}".encode(),
+                                   digest_size=32).digest())
 
 
-def unseeded() -> random.Random:
+def unseeded() -> Draws:
     """The draws of a request without a seed: fresh from the operating system."""
     return _SYSTEM

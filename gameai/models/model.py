@@ -333,12 +333,14 @@ def _check_table(game: Game, keys: U64, values: F32) -> None:
                            f"{len(keys)} keys of {game.name} ({game.num_actions} actions)")
     if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         raise CorruptModel("model keys are not strictly increasing")
-    finite = values[~np.isnan(values)]
-    if finite.size and (finite.min() < -1.0 or finite.max() > 1.0):
-        raise CorruptModel("model values must lie in [-1, 1]")
+    if values.size:  # NaN-ignoring reductions: no copy of a large table
+        low, high = np.fmin.reduce(values, axis=None), np.fmax.reduce(values, axis=None)
+        if low < -1.0 or high > 1.0:
+            raise CorruptModel("model values must lie in [-1, 1]")
 
 
 KINDS: dict[str, type[Model]] = {"table": TableModel, "mlp": MlpModel}
+KIND_NAMES = (*KINDS, "ntuple")  # the n-tuple network: gameai.models.ntuple
 
 
 def load_model(data: bytes) -> Model:
@@ -363,9 +365,13 @@ def load_model(data: bytes) -> Model:
             return MlpModel(game, info, w1=arrays["w1"], b1=arrays["b1"], w2=arrays["w2"],
                             b2=arrays["b2"], exception_keys=arrays["exception_keys"],
                             exception_values=arrays["exception_values"])
+        if kind == "ntuple":
+            from gameai.models.ntuple import NtupleModel
+
+            return NtupleModel(game, info, tuples=arrays["tuples"], weights=arrays["weights"])
     except KeyError as e:
         raise CorruptModel(f"model of kind {kind!r} lacks the array {e}") from e
-    raise CorruptModel(f"unknown model kind {short(kind)}; known kinds are {', '.join(KINDS)}")
+    raise CorruptModel(f"unknown model kind {short(kind)}; known kinds are {', '.join(KIND_NAMES)}")
 
 
 def short(value: object, limit: int = 40) -> str:

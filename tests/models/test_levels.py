@@ -10,7 +10,14 @@ import pytest
 
 from gameai.games import Board, get_game
 from gameai.models import TableModel
-from gameai.models.levels import LEVELS, choose, level_named, probabilities, winning_actions
+from gameai.models.levels import (
+    LEVELS,
+    choose,
+    level_named,
+    probabilities,
+    seeded,
+    winning_actions,
+)
 from gameai.models.oracle import solver_model
 
 TTT = get_game("tictactoe")
@@ -44,3 +51,20 @@ def test_levels_are_ordered_by_how_often_they_play_the_top_move(perfect) -> None
     top = [probabilities(LEVELS[n], moves, ())[0] for n in ("beginner", "casual", "strong",
                                                            "best")]
     assert top == sorted(top) and top[-1] == 1.0 and len(set(top)) == 4
+
+
+def test_seeded_draws_follow_the_same_probabilities(perfect: TableModel) -> None:
+    """Over 20,000 seeds, the seeded choices of casual in one position have the policy's
+    frequencies: the hash's draws are uniform enough to keep the calibration true."""
+    level = level_named("casual")
+    state = Board.parse(TTT, "X-O|---|---")
+    moves = perfect.evaluate(state).moves
+    expected = probabilities(level, moves, ())
+    n = 20_000
+    counts = Counter(choose(level, moves, (), seeded(seed, level, "X-O|---|--- X")).index
+                     for seed in range(n))
+    for move, p in zip(moves, expected, strict=True):
+        sd = (n * p * (1 - p)) ** 0.5
+        assert abs(counts[move.index] - n * p) <= 4.5 * sd + 1e-9, (move, p)
+    assert choose(level, moves, (), seeded(5, level, "a")) == \
+        choose(level, moves, (), seeded(5, level, "a"))

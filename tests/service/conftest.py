@@ -86,6 +86,14 @@ class RunningServer:
         self.thread.join(10)
 
 
+@pytest.fixture
+def store(redis_server: RedisServer) -> Iterator[ModelStore]:
+    """A store of its own (own prefix) for one test."""
+    store = new_store(redis_server.url)
+    yield store
+    store.close()
+
+
 @pytest.fixture(scope="module")
 def module_store(redis_server: RedisServer, perfect: TableModel) -> Iterator[ModelStore]:
     """A store (own prefix) with the perfect model as version 1, production."""

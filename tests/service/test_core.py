@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
 from gameai.games import Board, GameOver, InvalidBoard, UnknownGame, get_game
 from gameai.games.positions import live_boards
 from gameai.models import TableModel
-from gameai.store import ModelStore, RedisServer
+from gameai.store import ModelStore
 from service import core
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify
 from service.metrics import Metrics
 from service.registry import Registry
-from tests.service.conftest import new_store, variant, weak_model
-
-
-@pytest.fixture
-def store(redis_server: RedisServer) -> Iterator[ModelStore]:
-    store = new_store(redis_server.url)
-    yield store
-    store.close()
+from tests.service.conftest import variant, weak_model
 
 
 @pytest.fixture

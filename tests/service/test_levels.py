@@ -5,7 +5,6 @@ real server (the policies themselves: tests/models/test_levels.py)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import grpc
 import httpx
@@ -16,23 +15,16 @@ from gameai.games.positions import live_boards
 from gameai.models import TableModel
 from gameai.models.levels import LEVELS, winning_actions
 from gameai.models.oracle import solver_model
-from gameai.store import ModelStore, RedisServer
+from gameai.store import ModelStore
 from service import core
 from service.errors import InvalidRequest
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from service.metrics import Metrics
 from service.registry import Registry
-from tests.service.conftest import RunningServer, new_store, weak_model
+from tests.service.conftest import RunningServer, weak_model
 
 TTT = get_game("tictactoe")
 MORRIS = "three-mens-morris"
-
-
-@pytest.fixture
-def store(redis_server: RedisServer) -> Iterator[ModelStore]:
-    store = new_store(redis_server.url)
-    yield store
-    store.close()
 
 
 @pytest.fixture

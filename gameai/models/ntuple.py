@@ -1,0 +1,223 @@
+"""The n-tuple network model (kind ``ntuple``): afterstate values from a few cell patterns.
+
+Stored arrays (the documented container, nothing pickled):
+
+* ``tuples (T, n)`` int16: each tuple's cells (index order matters: a cell's state is
+  digit ``j`` of the tuple's index in base ``states``);
+* ``weights (T, states ** n)`` float32: each tuple's table.
+
+``states`` follows from the sizes (3: empty, mine, theirs; 4: also "empty and playable
+now", for gravity games). The symmetries of the board come from the game, so a tuple is
+read under each of them (:mod:`gameai.models.ntuple_kernels`). A move's value is the value
+of its afterstate for the mover, in [-1, 1], exact for a move that wins (1) or fills the
+board (0). The model answers positions from their bitmasks, without canonical keys, so
+it serves boards of up to 64 cells (Connect Four's 42 included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games import Game, State
+from gameai.games.board import Board
+from gameai.games.game import MnkGame, as_mnk
+from gameai.games.interface import Batch
+from gameai.games.keys import U64, masks_from_base3, transform_mask
+from gameai.models.container import CorruptModel
+from gameai.models.info import ModelInfo
+from gameai.models.model import F32, Evaluation, Model
+from gameai.models.ntuple_kernels import Net, move_values
+
+MAX_LENGTH = 12  # 4 ** 12 = 16.8 million weights a table
+MAX_WEIGHTS = 1 << 28  # a gigabyte of float32: more is a forged file, not a model
+
+
+def states_of(tuples: npt.NDArray[Any], weights: npt.NDArray[Any]) -> int:
+    """The number of cell states that the tables' width implies (3 or 4).
+
+    Raises:
+        CorruptModel: the width is neither ``3 ** n`` nor ``4 ** n``.
+    """
+    n = tuples.shape[1]
+    for states in (3, 4):
+        if weights.shape[1] == states ** n:
+            return states
+    raise CorruptModel(f"weight tables of width {weights.shape[1]} fit neither 3 nor 4 "
+                       f"states of {n}-cell tuples")
+
+
+def check_geometry(game: MnkGame, tuples: npt.NDArray[Any], states: int) -> None:
+    """Raise :class:`CorruptModel` (a ``ValueError``) naming what does not fit ``game``."""
+    if tuples.ndim != 2 or tuples.shape[0] < 1 or not 1 <= tuples.shape[1] <= MAX_LENGTH:
+        raise CorruptModel(f"tuples of shape {tuples.shape}: need at least one tuple of 1 "
+                           f"to {MAX_LENGTH} cells")
+    if tuples.min() < 0 or tuples.max() >= game.cells:
+        raise CorruptModel(f"a tuple names a cell outside {game.name}'s {game.cells} cells")
+    for row in tuples.tolist():
+        if len(set(row)) != len(row):
+            raise CorruptModel(f"tuple {row} names a cell twice")
+    if states == 4 and not game.gravity:
+        raise CorruptModel(f"4 cell states (empty and playable) are for gravity games, "
+                           f"not {game.name}")
+
+
+def build_net(game: MnkGame, tuples: npt.NDArray[Any], states: int) -> Net:
+    """The kernels' geometry: each tuple under each symmetry of ``game``."""
+    tuples = np.asarray(tuples, dtype=np.int64)
+    check_geometry(game, tuples, states)
+    perms = np.array(game.symmetries, dtype=np.int64)
+    count, n = tuples.shape
+    pt_cells = perms[:, tuples].reshape(-1, n)  # symmetry-major: (syms * count, n)
+    pt_table = np.tile(np.arange(count, dtype=np.int64), len(perms))
+    through: list[list[tuple[int, int]]] = [[] for _ in range(game.cells)]
+    for p, row in enumerate(pt_cells.tolist()):
+        for j, cell in enumerate(row):
+            through[cell].append((p, states ** j))
+    ptr = np.cumsum([0] + [len(t) for t in through]).astype(np.int64)
+    flat = [pair for t in through for pair in t]
+    line_ptr = np.cumsum([0] + [len(ls) for ls in game.lines_through]).astype(np.int64)
+    return Net(game.cells, game.cols, game.gravity, states, np.uint64(game.full_mask),
+               np.uint64(game.bottom_row), line_ptr,
+               np.array([m for ls in game.lines_through for m in ls], dtype=np.uint64),
+               pt_table, pt_cells, ptr, np.array([p for p, _ in flat], dtype=np.int64),
+               np.array([w for _, w in flat], dtype=np.int64))
+
+
+def random_walks(game: MnkGame, count: int, length: int, seed: int) -> npt.NDArray[np.int16]:
+    """``count`` tuples of ``length`` distinct cells, each a random walk over neighbouring
+    cells (the 8 around a cell), seeded; a walk that gets stuck starts again."""
+    if not 1 <= length <= min(game.cells, MAX_LENGTH):
+        raise ValueError(f"a tuple of {length} cells does not fit {game.name} "
+                         f"(1 to {min(game.cells, MAX_LENGTH)})")
+    rng = np.random.default_rng(seed)
+    neighbours = []
+    for cell in range(game.cells):
+        r, c = divmod(cell, game.cols)
+        neighbours.append([rr * game.cols + cc for rr in range(r - 1, r + 2)
+                           for cc in range(c - 1, c + 2)
+                           if (rr, cc) != (r, c) and 0 <= rr < game.rows
+                           and 0 <= cc < game.cols])
+    out: list[list[int]] = []
+    while len(out) < count:
+        walk = [int(rng.integers(game.cells))]
+        while len(walk) < length:
+            options = [c for c in neighbours[walk[-1]] if c not in walk]
+            if not options:
+                break
+            walk.append(options[int(rng.integers(len(options)))])
+        if len(walk) == length:
+            out.append(walk)
+    return np.array(out, dtype=np.int16).reshape(count, length)
+
+
+def parse_patterns(game: MnkGame, text: str) -> npt.NDArray[np.int16]:
+    """Tuples given as text: ``"0,1,2,3;4,5,6,7"`` (cells of each tuple, all of one length).
+
+    Raises:
+        ValueError: not numbers, tuples of different lengths, or cells off the board.
+    """
+    try:
+        rows = [[int(c) for c in part.split(",")] for part in text.split(";") if part.strip()]
+    except ValueError as e:
+        raise ValueError(f"patterns {text[:60]!r}: cells are numbers separated by ',', tuples "
+                         "by ';'") from e
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise ValueError("patterns: give at least one tuple, all of the same length")
+    tuples = np.array(rows, dtype=np.int16)
+    try:
+        check_geometry(game, tuples, 3)
+    except CorruptModel as e:
+        raise ValueError(f"patterns: {e}") from e
+    return tuples
+
+
+class NtupleModel(Model):
+    """An n-tuple network over afterstates (see the module docstring)."""
+
+    kind = "ntuple"
+
+    def __init__(self, game: Game, info: ModelInfo, *, tuples: npt.NDArray[Any],
+                 weights: npt.NDArray[Any]) -> None:
+        super().__init__(game, info)
+        if not game.cell_kernels:
+            raise CorruptModel(f"n-tuple networks play m,n,k boards, not {game.name}")
+        self.tuples = np.asarray(tuples, dtype=np.int16)
+        self.weights = np.ascontiguousarray(weights, dtype=np.float32)
+        if self.tuples.ndim != 2 or self.weights.ndim != 2 or (
+                self.weights.shape[0] != self.tuples.shape[0]):
+            raise CorruptModel(f"{self.tuples.shape} tuples do not match weight tables of "
+                               f"shape {self.weights.shape}")
+        if self.weights.size > MAX_WEIGHTS:
+            raise CorruptModel(f"{self.weights.size:,} weights; at most {MAX_WEIGHTS:,}")
+        self.states = states_of(self.tuples, self.weights)
+        if not np.isfinite(self.weights).all():
+            raise CorruptModel("n-tuple weights must be finite")
+        self.net = build_net(as_mnk(game), self.tuples, self.states)
+
+    def _arrays(self) -> dict[str, npt.NDArray[Any]]:
+        return {"tuples": self.tuples, "weights": self.weights}
+
+    def values_of_masks(self, x: U64, o: U64) -> F32:
+        """Move values of positions ``(x, o)`` in their own orientation (NaN: illegal)."""
+        out = np.empty((len(x), self.game.cells), dtype=np.float32)
+        if len(x):
+            move_values(self.net, self.weights, np.ascontiguousarray(x, dtype=np.uint64),
+                        np.ascontiguousarray(o, dtype=np.uint64), out)
+        return out
+
+    def evaluate(self, board: State) -> Evaluation:
+        self._check(board)
+        b = _board(board)
+        row = self.values_of_masks(np.array([b.x], np.uint64), np.array([b.o], np.uint64))[0]
+        moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
+        moves.sort(key=lambda mv: (-mv.value, mv.action_id))
+        return Evaluation(b.to_move, moves[0].value, tuple(moves))
+
+    def move_values(self, boards: Sequence[State]) -> F32:
+        for board in boards:
+            self._check(board)
+        x = np.array([_board(b).x for b in boards], dtype=np.uint64)
+        o = np.array([_board(b).o for b in boards], dtype=np.uint64)
+        return self.values_of_masks(x, o)
+
+    def batch_values(self, batch: Batch) -> F32:
+        if batch.masks is None:
+            raise ValueError("an n-tuple network reads boards as bitmasks")
+        return self.values_of_masks(*batch.masks)
+
+    def move_values_of_masks(self, x: U64, o: U64) -> F32:
+        return self.values_of_masks(x, o)
+
+    def _canonical_values(self, keys: U64, x: U64 | None, o: U64 | None) -> F32:
+        if x is None or o is None:
+            x, o = masks_from_base3(as_mnk(self.game), keys)
+        return self.values_of_masks(x, o)
+
+    def _canonical_row(self, key: int, board: State, sym: int) -> npt.NDArray[np.float32]:
+        b = _board(board)
+        game = as_mnk(self.game)
+        x, o = transform_mask(game, b.x, sym), transform_mask(game, b.o, sym)
+        return self.values_of_masks(np.array([x], np.uint64), np.array([o], np.uint64))[0]
+
+
+def _board(state: State) -> Board:
+    assert isinstance(state, Board)
+    return state
+
+
+@lru_cache(maxsize=8)
+def default_shape(game: MnkGame) -> tuple[int, int]:
+    """``(tuples, length)`` for a game with no tuples given: Thill, Bagheri and Konen's
+    70 tuples of 8 cells on Connect Four; fewer and shorter on smaller boards."""
+    if game.cells <= 9:
+        return 6, min(game.cells, 5)
+    if game.cells <= 16:
+        return 8, 8
+    if game.cells <= 25:
+        return 16, 8
+    return 70, 8

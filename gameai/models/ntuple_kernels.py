@@ -1,0 +1,194 @@
+"""The n-tuple network's compiled kernels: values of afterstates, incrementally.
+
+An n-tuple network (Lucas; Thill, Bagheri and Konen) values a board by reading a few
+fixed sets of cells, the *tuples*: the states of a tuple's ``n`` cells form an index into
+that tuple's weight table, and the value is ``tanh`` of the sum of the weights read. Every
+tuple is read under each of the board's symmetries (the *physical* tuples here), all
+images sharing their tuple's table, so symmetric positions get equal values by
+construction.
+
+A cell's state is seen from one player's side: 0 empty, 1 that player's piece, 2 the
+opponent's, and for gravity games with ``states == 4``, 3 for an empty cell that can be
+played now (the lowest empty cell of its column). A value is always that of an
+*afterstate* from the side of the player who just moved: +1 a certain win, 0 a draw, -1 a
+certain loss.
+
+Incremental evaluation: a move changes one cell (and under gravity makes the cell above it
+playable), so a candidate afterstate's value is the position's sum plus the change of the
+physical tuples through those cells only (:func:`set_cell`), not a new read of the board.
+
+Everything here takes a :class:`Net` (the geometry as flat arrays) and the weights
+``W (tuples, states ** n)``; ``tests/models/test_ntuple.py`` checks every kernel against a
+plain-Python reference.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+F32 = npt.NDArray[np.float32]
+_ONE = np.uint64(1)
+
+EMPTY, MINE, THEIRS, PLAYABLE = 0, 1, 2, 3
+
+
+class Net(NamedTuple):
+    """An n-tuple network's geometry on one board, as arrays the kernels read."""
+
+    cells: int
+    cols: int
+    gravity: bool
+    states: int  # 3, or 4 with "empty and playable now" told apart (gravity games)
+    full: np.uint64
+    bottom: np.uint64
+    line_ptr: I64  # lines through cell c: line_masks[line_ptr[c]:line_ptr[c + 1]]
+    line_masks: U64
+    pt_table: I64  # (physical tuples,): the weight table each one reads
+    pt_cells: I64  # (physical tuples, n): its cells, in index order
+    cell_ptr: I64  # physical tuples through cell c: cell_pt[cell_ptr[c]:cell_ptr[c + 1]]
+    cell_pt: I64
+    cell_pow: I64  # the cell's weight in that tuple's index: states ** position
+
+
+# -- rules --------------------------------------------------------------------------------
+
+@nb.njit(cache=True)
+def playable(net: Net, occupied: np.uint64) -> np.uint64:
+    """Cells a move may go to: the empty ones, or under gravity the lowest of each column."""
+    empty = net.full & ~occupied
+    if not net.gravity:
+        return empty
+    return empty & ((occupied >> np.uint64(net.cols)) | net.bottom)
+
+
+@nb.njit(cache=True)
+def wins(net: Net, mine: np.uint64, cell: int) -> bool:
+    """Whether ``mine`` (already including ``cell``) has a line through ``cell``."""
+    for i in range(net.line_ptr[cell], net.line_ptr[cell + 1]):
+        line = net.line_masks[i]
+        if mine & line == line:
+            return True
+    return False
+
+
+@nb.njit(cache=True)
+def above(net: Net, cell: int) -> int:
+    """The cell that a gravity move at ``cell`` makes playable (-1: none, or no gravity)."""
+    if net.gravity and net.states == 4 and cell >= net.cols:
+        return cell - net.cols
+    return -1
+
+
+# -- reading the board --------------------------------------------------------------------
+
+@nb.njit(cache=True)
+def cell_states(net: Net, mine: np.uint64, theirs: np.uint64, out: I64) -> None:
+    """Each cell's state seen by the owner of ``mine``."""
+    play = playable(net, mine | theirs) if net.states == 4 else np.uint64(0)
+    for c in range(net.cells):
+        bit = _ONE << np.uint64(c)
+        if mine & bit:
+            out[c] = MINE
+        elif theirs & bit:
+            out[c] = THEIRS
+        elif play & bit:
+            out[c] = PLAYABLE
+        else:
+            out[c] = EMPTY
+
+
+@nb.njit(cache=True)
+def tuple_indices(net: Net, states: I64, idx: I64) -> None:
+    """Every physical tuple's index into its table, read from the cells' ``states``."""
+    n = net.pt_cells.shape[1]
+    for p in range(net.pt_cells.shape[0]):
+        s = 0
+        m = 1
+        for j in range(n):
+            s += states[net.pt_cells[p, j]] * m
+            m *= net.states
+        idx[p] = s
+
+
+@nb.njit(cache=True)
+def total(net: Net, W: F32, idx: I64) -> float:
+    """The sum of the weights the physical tuples read (the value before ``tanh``)."""
+    s = 0.0
+    for p in range(idx.shape[0]):
+        s += W[net.pt_table[p], idx[p]]
+    return s
+
+
+@nb.njit(cache=True)
+def set_cell(net: Net, W: F32, idx: I64, states: I64, cell: int, state: int) -> float:
+    """Set ``cell`` to ``state``, updating the indices of the tuples through it only;
+    returns the change of :func:`total`."""
+    change = state - states[cell]
+    if change == 0:
+        return 0.0
+    d = 0.0
+    for i in range(net.cell_ptr[cell], net.cell_ptr[cell + 1]):
+        p = net.cell_pt[i]
+        t = net.pt_table[p]
+        old = W[t, idx[p]]
+        idx[p] += change * net.cell_pow[i]
+        d += W[t, idx[p]] - old
+    states[cell] = state
+    return d
+
+
+@nb.njit(cache=True)
+def afterstate_sum(net: Net, W: F32, idx: I64, states: I64, base: float, cell: int) -> float:
+    """:func:`total` after the owner of ``states`` plays ``cell`` (``base``: the total
+    now); ``idx`` and ``states`` are left as they were."""
+    old = states[cell]
+    up = above(net, cell)
+    d = set_cell(net, W, idx, states, cell, MINE)
+    if up >= 0:
+        d += set_cell(net, W, idx, states, up, PLAYABLE)
+        set_cell(net, W, idx, states, up, EMPTY)
+    set_cell(net, W, idx, states, cell, old)
+    return base + d
+
+
+@nb.njit(cache=True)
+def move_values(net: Net, W: F32, x: U64, o: U64, out: F32) -> None:
+    """Each legal move's afterstate value for the side to move in positions ``(x, o)``
+    (NaN where illegal): 1 for a move that wins, 0 for one that fills the board, else the
+    network's value. The positions must be valid and unfinished."""
+    states = np.empty(net.cells, dtype=np.int64)
+    idx = np.empty(net.pt_cells.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        xi, oi = x[i], o[i]
+        x_moves = _popcount(xi) == _popcount(oi)
+        mine = xi if x_moves else oi
+        theirs = oi if x_moves else xi
+        cell_states(net, mine, theirs, states)
+        tuple_indices(net, states, idx)
+        base = total(net, W, idx)
+        legal = playable(net, xi | oi)
+        for c in range(net.cells):
+            bit = _ONE << np.uint64(c)
+            if not legal & bit:
+                out[i, c] = np.nan
+            elif wins(net, mine | bit, c):
+                out[i, c] = 1.0
+            elif (xi | oi | bit) == net.full:
+                out[i, c] = 0.0
+            else:
+                out[i, c] = np.tanh(afterstate_sum(net, W, idx, states, base, c))
+
+
+@nb.njit(cache=True)
+def _popcount(v: np.uint64) -> int:
+    n = 0
+    while v:
+        v &= v - _ONE
+        n += 1
+    return n

@@ -1,0 +1,231 @@
+"""The n-tuple network model: each numba kernel against a plain-Python reference, the
+artifact's round trip and its refusal of damage."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gameai.games import Board, get_game
+from gameai.models import CorruptModel, ModelInfo, NtupleModel, load_model
+from gameai.models.container import decode, encode
+from gameai.models.ntuple import build_net, parse_patterns, random_walks
+from gameai.models.ntuple_kernels import (
+    afterstate_sum,
+    cell_states,
+    set_cell,
+    total,
+    tuple_indices,
+)
+
+GAMES = ("tictactoe", "four-in-a-row", "connect-4x5-4", "connect-four")
+
+
+def _model(name: str, *, tuples: int = 5, length: int = 4, seed: int = 3,
+           states: int | None = None) -> NtupleModel:
+    game = get_game(name)
+    states = states or (4 if game.gravity else 3)
+    cells = random_walks(game, tuples, length, seed)
+    rng = np.random.default_rng(seed)
+    weights = rng.normal(scale=0.3, size=(tuples, states ** length)).astype(np.float32)
+    return NtupleModel(game, ModelInfo(game=game.name, algorithm="ntuple"), tuples=cells,
+                       weights=weights)
+
+
+# -- plain-Python references ----------------------------------------------------------------
+
+def ref_states(game, mine: int, theirs: int, states: int) -> list[int]:
+    occupied = mine | theirs
+    out = []
+    for c in range(game.cells):
+        if mine >> c & 1:
+            out.append(1)
+        elif theirs >> c & 1:
+            out.append(2)
+        elif states == 4 and not occupied >> c & 1 and (
+                c >= game.cells - game.cols or occupied >> (c + game.cols) & 1):
+            out.append(3)
+        else:
+            out.append(0)
+    return out
+
+
+def ref_sum(model: NtupleModel, mine: int, theirs: int) -> float:
+    """Every tuple under every symmetry, read from scratch."""
+    game = model.game
+    cells = ref_states(game, mine, theirs, model.states)
+    s = 0.0
+    for perm in game.symmetries:
+        for t, row in enumerate(model.tuples.tolist()):
+            index = sum(cells[perm[c]] * model.states ** j for j, c in enumerate(row))
+            s += float(model.weights[t, index])
+    return s
+
+
+def ref_values(model: NtupleModel, board: Board) -> list[float | None]:
+    mine, theirs = (board.x, board.o) if board.to_move == "X" else (board.o, board.x)
+    out: list[float | None] = [None] * model.game.cells
+    for c in board.legal_moves():
+        after = board.play(c)
+        if after.winner() is not None:
+            out[c] = 1.0
+        elif after.is_full():
+            out[c] = 0.0
+        else:
+            out[c] = float(np.tanh(ref_sum(model, mine | 1 << c, theirs)))
+    return out
+
+
+def random_board(game, rng) -> Board:
+    while True:
+        board = game.initial()
+        for _ in range(int(rng.integers(0, game.cells))):
+            if board.is_over():
+                break
+            moves = board.legal_moves()
+            board = board.play(moves[int(rng.integers(len(moves)))])
+        if not board.is_over():
+            return board
+
+
+# -- kernels ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", GAMES)
+def test_kernels_match_the_reference(name):
+    model = _model(name)
+    game, net = model.game, model.net
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        board = random_board(game, rng)
+        mine, theirs = (board.x, board.o) if board.to_move == "X" else (board.o, board.x)
+        states = np.empty(game.cells, np.int64)
+        cell_states(net, np.uint64(mine), np.uint64(theirs), states)
+        assert states.tolist() == ref_states(game, mine, theirs, model.states)
+        idx = np.empty(net.pt_cells.shape[0], np.int64)
+        tuple_indices(net, states, idx)
+        base = total(net, model.weights, idx)
+        assert base == pytest.approx(ref_sum(model, mine, theirs), abs=1e-4)
+        for c in board.legal_moves():
+            before = (idx.copy(), states.copy())
+            after = afterstate_sum(net, model.weights, idx, states, base, c)
+            assert np.array_equal(idx, before[0]) and np.array_equal(states, before[1])
+            assert after == pytest.approx(ref_sum(model, mine | 1 << c, theirs), abs=1e-4)
+        got = model.evaluate(board)
+        want = ref_values(model, board)
+        for mv in got.moves:
+            assert mv.value == pytest.approx(want[mv.index], abs=1e-5)
+            assert not mv.unknown
+        assert [mv.index for mv in got.moves if want[mv.index] is None] == []
+
+
+def test_set_cell_is_an_exact_incremental_update():
+    model = _model("connect-four", tuples=8, length=6)
+    game, net = model.game, model.net
+    states = np.zeros(game.cells, np.int64)
+    idx = np.empty(net.pt_cells.shape[0], np.int64)
+    tuple_indices(net, states, idx)
+    running = total(net, model.weights, idx)
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        cell, state = int(rng.integers(game.cells)), int(rng.integers(4))
+        running += set_cell(net, model.weights, idx, states, cell, state)
+        fresh = np.empty_like(idx)
+        tuple_indices(net, states, fresh)
+        assert np.array_equal(idx, fresh)
+        assert running == pytest.approx(total(net, model.weights, fresh), abs=1e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_symmetric_boards_get_symmetric_values(seed):
+    model = _model("four-in-a-row", seed=seed % 7)
+    game = model.game
+    board = random_board(game, np.random.default_rng(seed))
+    values = model.move_values([board])[0]
+    from gameai.games.keys import transform
+
+    for s, perm in enumerate(game.symmetries):
+        image = model.move_values([transform(board, s)])[0]
+        for c in range(game.cells):
+            assert np.isnan(values[c]) == np.isnan(image[perm[c]])
+            if not np.isnan(values[c]):
+                assert image[perm[c]] == pytest.approx(values[c], abs=1e-5)
+
+
+def test_batch_and_board_answers_agree():
+    model = _model("four-in-a-row")
+    rng = np.random.default_rng(9)
+    boards = [random_board(model.game, rng) for _ in range(30)]
+    batch = model.game.parse_batch([str(b) for b in boards])
+    by_batch = model.batch_values(batch)
+    by_masks = model.move_values_of_masks(*batch.masks)
+    assert np.array_equal(by_batch, by_masks, equal_nan=True)
+    for board, row in zip(boards, by_batch, strict=True):
+        assert model.best_move(board).index == int(np.nanargmax(row))
+
+
+# -- the artifact -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", GAMES)
+def test_round_trip_is_exact(name):
+    model = _model(name)
+    data = model.to_bytes()
+    back = load_model(data)
+    assert isinstance(back, NtupleModel)
+    assert np.array_equal(back.tuples, model.tuples)
+    assert np.array_equal(back.weights, model.weights)
+    assert back.states == model.states
+    assert back.to_bytes() == data
+    board = random_board(model.game, np.random.default_rng(1))
+    assert back.evaluate(board) == model.evaluate(board)
+
+
+def _forged(model: NtupleModel, **arrays) -> bytes:
+    container = decode(model.to_bytes())
+    return encode(container.metadata, {**container.arrays, **arrays})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"tuples": np.array([[0, 1, 2, 99]] * 5, np.int16)}, "outside"),
+    ({"tuples": np.array([[0, 1, 1, 2]] * 5, np.int16)}, "twice"),
+    ({"weights": np.zeros((5, 80), np.float32)}, "fit neither"),
+    ({"weights": np.zeros((4, 81), np.float32)}, "do not match"),
+    ({"weights": np.full((5, 81), np.nan, np.float32)}, "finite"),
+    ({"weights": np.zeros((5, 256), np.float32)}, "gravity games"),
+    ({"tuples": np.zeros((0, 4), np.int16), "weights": np.zeros((0, 81), np.float32)},
+     "at least one"),
+])
+def test_damage_is_refused(change, message):
+    model = _model("four-in-a-row")
+    with pytest.raises(CorruptModel, match=message):
+        load_model(_forged(model, **change))
+
+
+def test_a_missing_array_is_refused():
+    model = _model("four-in-a-row")
+    container = decode(model.to_bytes())
+    data = encode(container.metadata, {"tuples": container.arrays["tuples"]})
+    with pytest.raises(CorruptModel, match="lacks the array"):
+        load_model(data)
+
+
+def test_patterns_and_walks():
+    game = get_game("four-in-a-row")
+    walks = random_walks(game, 10, 6, seed=4)
+    assert walks.shape == (10, 6)
+    assert np.array_equal(walks, random_walks(game, 10, 6, seed=4))
+    for row in walks.tolist():
+        assert len(set(row)) == 6
+        for a, b in itertools.pairwise(row):  # neighbours: a king's step
+            assert max(abs(a // 4 - b // 4), abs(a % 4 - b % 4)) == 1
+    assert parse_patterns(game, "0,1,2,3; 4,5,6,7").tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    for bad, message in [("0,1;2", "same length"), ("a,b", "numbers"), ("0,16", "outside"),
+                         ("", "at least one")]:
+        with pytest.raises(ValueError, match=message):
+            parse_patterns(game, bad)
+    with pytest.raises(ValueError, match="does not fit"):
+        random_walks(game, 1, 17, seed=0)
+    net = build_net(game, walks, 3)
+    assert net.pt_cells.shape == (80, 6)  # 10 tuples under 8 symmetries

@@ -1,0 +1,91 @@
+"""The n-tuple learner: deterministic per seed, it improves measurably in a short run, its
+parameters are checked, and it warm-starts from its own model."""
+
+import numpy as np
+import pytest
+
+from gameai.games import get_game
+from gameai.models import NtupleModel, load_model
+from trainer.evaluate import losses, optimal_move_rate, vs_random
+from trainer.learner import BadParameter
+from trainer.training import CannotTrain, make_learner, train
+
+
+def test_same_seed_same_model_bytes(ttt):
+    def trained(seed):
+        learner = make_learner(ttt, "ntuple", seed=seed)
+        learner.play(3000)
+        return learner.export(learner.info(training_seconds=0.0,
+                                           created_at="2026-01-01T00:00:00Z")).to_bytes()
+
+    assert trained(4) == trained(4)
+    assert trained(4) != trained(5)
+
+
+def test_a_short_run_learns_tictactoe(ttt):
+    learner = make_learner(ttt, "ntuple", seed=1)
+    untrained = learner.export()
+    before = losses(untrained, side="X") + losses(untrained, side="O")
+    rate = optimal_move_rate(untrained)
+    result = train(learner, games=20_000, until_unbeatable=True, eval_every=2_000)
+    assert before > 0
+    assert result.stopped == "unbeatable", result.evaluation
+    assert result.evaluation["optimal_move_rate"] > rate + 0.1
+    assert isinstance(result.model, NtupleModel)
+    assert load_model(result.model.to_bytes()).to_bytes() == result.model.to_bytes()
+
+
+def test_four_in_a_row_improves_in_seconds():
+    game = get_game("four-in-a-row")
+    learner = make_learner(game, "ntuple", seed=2)
+    before = vs_random(learner.export(), games=300, seed=3)
+    learner.play(20_000)
+    after = vs_random(learner.export(), games=300, seed=3)
+    lost_before = before["as_x"]["loss"] + before["as_o"]["loss"]
+    lost_after = after["as_x"]["loss"] + after["as_o"]["loss"]
+    assert lost_after * 5 < lost_before, (before, after)
+
+
+def test_gravity_games_tell_playable_cells_apart():
+    game = get_game("connect-4x5-4")
+    learner = make_learner(game, "ntuple", seed=0)
+    assert learner.net.states == 4
+    assert make_learner(game, "ntuple", params={"states": "3"}).net.states == 3
+    stats = learner.play(500)
+    assert stats.games == 500 and stats.x_wins + stats.o_wins + stats.draws == 500
+    assert np.abs(learner.weights).max() > 0
+
+
+def test_warm_start_continues_the_same_network(ttt):
+    learner = make_learner(ttt, "ntuple", seed=1)
+    learner.play(2000)
+    model = learner.export()
+    twin = make_learner(ttt, "ntuple", seed=1)
+    twin.warm_start(model)
+    assert np.array_equal(twin.weights, learner.weights)
+    other = make_learner(ttt, "ntuple", seed=9)
+    with pytest.raises(ValueError, match="tuples differ"):
+        other.warm_start(model)
+    with pytest.raises(ValueError, match="n-tuple model"):
+        twin.warm_start(make_learner(ttt, "td").export())
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"lam": "1.5"}, "lam"),
+    ({"states": "5"}, "states"),
+    ({"alpha_end": "0.9", "alpha_start": "0.1"}, "alpha_end"),
+    ({"exploring_starts": "2"}, "exploring_starts"),
+    ({"nonsense": "1"}, "unknown parameter"),
+])
+def test_bad_parameters_are_named(ttt, params, message):
+    with pytest.raises(BadParameter, match=message):
+        make_learner(ttt, "ntuple", params=params)
+
+
+def test_impossible_geometry_is_refused(ttt):
+    with pytest.raises(CannotTrain, match="gravity"):
+        make_learner(ttt, "ntuple", params={"states": "4"})
+    with pytest.raises(CannotTrain, match="does not fit"):
+        make_learner(ttt, "ntuple", params={"length": "10"})
+    with pytest.raises(CannotTrain, match="patterns"):
+        make_learner(ttt, "ntuple", params={"patterns": "0,1;2"})
