@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,11 +39,15 @@ DEFAULT_TT_BITS = 22  # 4M slots, 72 MB
 SLOT_BYTES = 18  # the position (two words) and two one-byte bounds
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
+PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
 # Below these plies the table keys are canonical under the mirror, and above this many
 # empty cells children are probed for enhanced transposition cutoffs: deeper, both cost
 # more time than the nodes they save (docs/solver.md).
 MIRROR_PLIES = 12
 ETC_LEFT = 14
+
+
+Progress = Callable[[int, float, int, int], None]  # nodes, seconds, lower, upper bound
 
 
 class SearchTimeout(TooLarge):
@@ -180,9 +185,14 @@ class Searcher:
 
     # -- solving -------------------------------------------------------------------------
 
-    def score(self, board: Board, *, time_limit: float | None = None) -> int:
+    def score(self, board: Board, *, time_limit: float | None = None,
+              progress: Progress | None = None) -> int:
         """The exact score of ``board`` (``big - t`` for a win in ``t`` plies).
 
+        Args:
+            time_limit: seconds before :class:`SearchTimeout` (``None``: until solved).
+            progress: called about every second with the nodes searched, the seconds
+                spent and the score's bounds so far (long solves show they progress).
         Raises:
             GameOver: the game has ended.
             SearchTimeout: not proved within ``time_limit`` seconds.
@@ -192,7 +202,7 @@ class Searcher:
         started, nodes = time.perf_counter(), self.nodes
         with self._lock:
             cur, mask, ply = self.encode(board)
-            lo, hi = self._bounds(cur, mask, ply, deadline)
+            lo, hi = self._bounds(cur, mask, ply, deadline, progress)
         if lo != hi:
             partial = PartialSolution(board, (), time.perf_counter() - started,
                                       self.nodes - nodes)
@@ -247,14 +257,16 @@ class Searcher:
                 partial)
         return _solution(board, {m: bounds[m][0] for m in moves})
 
-    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None
-                ) -> tuple[int, int]:
+    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None,
+                progress: Progress | None = None) -> tuple[int, int]:
         """The absolute bounds of a live position, exact unless the deadline passed."""
         big = self.game.big
         lo, hi = np.int64(-big), np.int64(big)
         budget = FIRST_SLICE
+        sliced = deadline is not None or progress is not None
+        started, nodes = time.perf_counter(), self.nodes
         while True:
-            self.stats[:] = (0, budget if deadline is not None else np.iinfo(np.int64).max, 0)
+            self.stats[:] = (0, budget if sliced else np.iinfo(np.int64).max, 0)
             t0 = time.perf_counter()
             lo, hi = kern.solve_bounds(
                 np.uint64(cur), np.uint64(mask), np.int64(ply), lo, hi, self.params,
@@ -264,12 +276,16 @@ class Searcher:
             self.nodes += int(self.stats[kern.NODES])
             if spent > 0.01:
                 self.rate = self.stats[kern.NODES] / spent
-            if not self.stats[kern.ABORTED] or deadline is None:
+            if progress is not None:
+                progress(self.nodes - nodes, time.perf_counter() - started,
+                         to_external(int(lo), ply), to_external(int(hi), ply))
+            if not self.stats[kern.ABORTED]:
                 return int(lo), int(hi)
-            if time.perf_counter() >= deadline:
+            if deadline is not None and time.perf_counter() >= deadline:
                 return int(lo), int(hi)
             if spent > 0:
-                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * SLICE_SECONDS))
+                seconds = SLICE_SECONDS if deadline is not None else PROGRESS_SECONDS
+                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * seconds))
 
     def _check(self, board: Board) -> Board:
         if not isinstance(board, Board) or board.game is not self.game:
