@@ -35,8 +35,8 @@ from gameai.games.game import MnkGame, as_mnk
 from gameai.games.interface import Game
 from gameai.games.solver import MoveOutcome, Solution, describe_score
 
-DEFAULT_TT_BITS = 22  # 4M slots, 72 MB
-SLOT_BYTES = 18  # the position (two words) and two one-byte bounds
+DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
+SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
@@ -44,7 +44,7 @@ PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress 
 # empty cells children are probed for enhanced transposition cutoffs: deeper, both cost
 # more time than the nodes they save (docs/solver.md).
 MIRROR_PLIES = 12
-ETC_LEFT = 14
+ETC_LEFT = 28
 
 
 Progress = Callable[[int, float, int, int], None]  # nodes, seconds, lower, upper bound
@@ -124,7 +124,7 @@ class Searcher:
 
     Args:
         game: an m,n,k game (gravity or not) with ``(rows + 1) * cols <= 64``.
-        tt_bits: the table has ``2**tt_bits`` slots of 18 bytes.
+        tt_bits: the table has ``2**tt_bits`` slots of 24 bytes.
     Raises:
         TooLarge: the board does not fit the bitboard.
         OverBudget: the table would not fit the memory limit.
@@ -151,10 +151,8 @@ class Searcher:
         self.cell_bit = [1 << ((i % cols) * h + rows - 1 - i // cols) for i in range(mnk.cells)]
         self.bit_cell = {b.bit_length() - 1: i for i, b in enumerate(self.cell_bit)}
         size = 1 << tt_bits
-        self.tt_a = np.zeros(size, dtype=np.uint64)
-        self.tt_b = np.zeros(size, dtype=np.uint64)
-        self.tt_lo = np.full(size, kern.NO_LOWER, dtype=np.int8)
-        self.tt_hi = np.full(size, kern.NO_UPPER, dtype=np.int8)
+        self.tt = np.zeros((size, 3), dtype=np.uint64)  # position (two words), bounds
+        self.tt[:, 2] = kern.EMPTY_BOUNDS
         width = mnk.cols if mnk.gravity else mnk.cells
         self.moves = np.zeros((mnk.cells + 1, width + 1), dtype=np.uint64)
         self.scores = np.zeros((mnk.cells + 1, width + 1), dtype=np.int64)
@@ -165,10 +163,8 @@ class Searcher:
 
     def clear(self) -> None:
         """Forget the transposition table (benchmarks time solves from nothing)."""
-        self.tt_a[:] = 0
-        self.tt_b[:] = 0
-        self.tt_lo[:] = kern.NO_LOWER
-        self.tt_hi[:] = kern.NO_UPPER
+        self.tt[:, :2] = 0
+        self.tt[:, 2] = kern.EMPTY_BOUNDS
 
     # -- positions -----------------------------------------------------------------------
 
@@ -270,8 +266,8 @@ class Searcher:
             t0 = time.perf_counter()
             lo, hi = kern.solve_bounds(
                 np.uint64(cur), np.uint64(mask), np.int64(ply), lo, hi, self.params,
-                self.board_mask, self.bottom, self.shifts, self.order, self.tt_a, self.tt_b,
-                self.tt_lo, self.tt_hi, self.moves, self.scores, self.stats)
+                self.board_mask, self.bottom, self.shifts, self.order, self.tt, self.moves,
+                self.scores, self.stats)
             spent = time.perf_counter() - t0
             self.nodes += int(self.stats[kern.NODES])
             if spent > 0.01:
