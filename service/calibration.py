@@ -73,6 +73,12 @@ def markdown(report: dict[str, Any]) -> str:
     verdict = ("ordered" if not report["unordered"]
                else f"NOT ordered: {', '.join(report['unordered'])}")
     lines += ["", f"Levels {verdict}: {order}."]
+    perfect = report.get("perfect_opponent", {})
+    if perfect.get("solver") == "search":
+        lines.append(f"The perfect opponent is the search, {perfect['time_limit']:g} s a "
+                     f"position: {100 * perfect['proved_share']:.1f}% of its "
+                     f"{perfect['moves']:,} moves proved optimal, the others the move with the "
+                     "best proved bound.")
     return "\n".join(lines)
 
 

@@ -4,7 +4,10 @@ For one game and one model, every level (:mod:`gameai.models.levels`) plays ``ga
 games against each opponent as X and as O:
 
 * **perfect**: the exact solver's play, a move drawn uniformly among the optimal ones (the
-  best exact score: the fastest win, the slowest loss), so that games vary;
+  best exact score: the fastest win, the slowest loss), so that games vary; from the
+  whole-game table where it fits, else from the game's search (Connect Four) within a time
+  limit per position, past which the move with the best proved bound is played and the
+  report says what share of the opponent's moves were proved optimal;
 * **random**: a legal move drawn uniformly.
 
 A game is scored 1 for a win, 1/2 for a draw, 0 for a loss; rates come with Wilson 95%
@@ -30,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from gameai.games import Game, State
+from gameai.games import Game, State, TooLarge
+from gameai.games.search import SearchTimeout
 from gameai.models import Model
 from gameai.models.levels import LEVELS, Level, choose, winning_actions
 from gameai.models.model import MoveValue
@@ -42,11 +46,14 @@ Player = Callable[[State, random.Random], int]
 
 
 class PerfectPlayer:
-    """Plays an optimal move by the exact solver's scores (drawn among ties)."""
+    """Plays an optimal move by the exact solver's scores (drawn among ties), from the
+    game's whole-game table (:meth:`~gameai.games.interface.Game.move_scores`)."""
 
     def __init__(self, game: Game) -> None:
         keys, scores, legal = game.move_scores()  # raises TooLarge for big games
         self.game = game
+        self.exact_moves = 0  # moves played that the solver had proved optimal
+        self.guessed_moves = 0  # played from bounds (:class:`SearchPlayer` past its time)
         self._row = {int(k): i for i, k in enumerate(keys.tolist())}
         self._scores = np.where(legal, scores, np.iinfo(np.int16).min).astype(np.int16)
         self._optimal: dict[int, tuple[int, ...]] = {}
@@ -63,9 +70,56 @@ class PerfectPlayer:
             found = self._optimal[state.key] = tuple(a for s, a in scored if s == best)
         return found
 
+    def proved(self, state: State) -> bool:
+        """Whether :meth:`optimal` of ``state`` is proved (always, from a table)."""
+        return True
+
     def __call__(self, state: State, rng: random.Random) -> int:
         options = self.optimal(state)
+        if self.proved(state):
+            self.exact_moves += 1
+        else:
+            self.guessed_moves += 1
         return options[int(rng.random() * len(options))]
+
+
+class SearchPlayer(PerfectPlayer):
+    """Perfect play for games past the whole-game tables: each position solved by the
+    game's search within ``time_limit`` seconds. Where the search runs out of time, the
+    move with the best proved lower bound is played (drawn among ties), and counted in
+    :attr:`guessed_moves`: the opponent is then perfect only as far as was proved."""
+
+    def __init__(self, game: Game, *, time_limit: float) -> None:  # no table to read
+        self.game = game
+        self.time_limit = time_limit
+        self.exact_moves = self.guessed_moves = 0
+        self._optimal = {}
+        self._guessed: set[int] = set()
+
+    def optimal(self, state: State) -> tuple[int, ...]:
+        found = self._optimal.get(state.key)
+        if found is None:
+            try:
+                solution = self.game.solve(state, time_limit=self.time_limit)
+                found = solution.optimal_moves
+            except SearchTimeout as e:
+                lower = {mb.move: mb.lower for mb in e.partial.moves}
+                best = max(lower.values())
+                found = tuple(a for a in sorted(lower) if lower[a] == best)
+                self._guessed.add(state.key)
+            self._optimal[state.key] = found
+        return found
+
+    def proved(self, state: State) -> bool:
+        return state.key not in self._guessed
+
+
+def perfect_player(game: Game, *, time_limit: float = 1.0) -> PerfectPlayer:
+    """The whole-game table's perfect player where the table fits, else the search's."""
+    try:
+        return PerfectPlayer(game)
+    except TooLarge:
+        return SearchPlayer(game, time_limit=time_limit)
 
 
 def random_player(state: State, rng: random.Random) -> int:
@@ -156,17 +210,19 @@ def _interval(value: float, low: float, high: float) -> dict[str, float]:
 
 
 def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
-              progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+              time_limit: float = 1.0, progress: Callable[[int], None] | None = None
+              ) -> dict[str, Any]:
     """Every level against perfect and random play, ``games`` games per side and opponent.
 
     Args:
+        time_limit: seconds the search may take on a position, for a game past the
+            whole-game tables (:class:`SearchPlayer`).
         progress: called with the number of games just played (for a progress bar).
-    Raises:
-        TooLarge: the game is too large for the exact solver's whole-game table.
     """
     started = time.perf_counter()
     rng = random.Random(seed)
-    opponents: dict[str, Player] = {"perfect": PerfectPlayer(game), "random": random_player}
+    perfect = perfect_player(game, time_limit=time_limit)
+    opponents: dict[str, Player] = {"perfect": perfect, "random": random_player}
     players = LevelPlayers(model)
     results: dict[str, dict[str, dict[str, Tally]]] = {}
     for name, level in LEVELS.items():
@@ -189,7 +245,13 @@ def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
                     progress(games)
     levels = {name: _level_json(tallies) for name, tallies in results.items()}
     order = list(_order(results))
+    moves = perfect.exact_moves + perfect.guessed_moves
     return {"game": game.name, "model": model.info.to_json(), "games": games, "seed": seed,
+            "perfect_opponent": {
+                "solver": "search" if isinstance(perfect, SearchPlayer) else "table",
+                "time_limit": time_limit if isinstance(perfect, SearchPlayer) else None,
+                "moves": moves, "proved_optimal": perfect.exact_moves,
+                "proved_share": round(perfect.exact_moves / max(moves, 1), 4)},
             "levels": levels, "order": order,
             "unordered": [f"{o['lower']} < {o['upper']}" for o in order if not o["ordered"]],
             "seconds": round(time.perf_counter() - started, 1),

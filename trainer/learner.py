@@ -181,6 +181,12 @@ class Learner(abc.ABC):
         rows = np.clip(rows[keep], -1.0, 1.0).astype(np.float32)
         return TableModel.from_unsorted(self.game, info or self.info(), keys[keep], rows)
 
+    def sorted_table_model(self, keys: np.ndarray, rows: np.ndarray,
+                           info: ModelInfo | None) -> Model:
+        """A :class:`TableModel` of strictly ascending canonical ``keys`` and float32
+        ``rows`` in [-1, 1] (a streaming export's), without copying them."""
+        return TableModel(self.game, info or self.info(), keys, rows)
+
 
 class CellLearner(Learner):
     """A learner of an m,n,k game: kernels over bitmasks, values in a growable hash table."""

@@ -28,7 +28,13 @@ import numpy as np
 
 from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, expand, pool_images, table_children
+from trainer.export import (
+    boards_of,
+    children_of,
+    expand,
+    stream_pooled,
+    table_keys,
+)
 from trainer.learner import CellLearner, Params, require
 from trainer.schedules import annealed
 from trainer.selfplay import (
@@ -101,20 +107,28 @@ class QLearner(CellLearner):
 
     def export(self, info: ModelInfo | None = None) -> Model:
         p = self.params
-        raw, kids, found = table_children(self.game, self.table, canonical=False)
-        mover = np.where(kids.x_to_move, 0, 1)[:, None]
-        stored = self.table.columns["v"][np.maximum(found, 0)]
-        v = np.take_along_axis(stored, np.broadcast_to(mover, found.shape)[..., None],
-                               axis=2)[..., 0]
-        weight = np.where(found >= 0, self.table.columns["n"][np.maximum(found, 0)], 0)
-        v = np.where(kids.won, p.win, np.where(kids.full, p.draw, v))
-        weight = np.where(kids.terminal, 1, weight) * kids.legal
-        weighted = np.stack([np.where(weight > 0, v * weight, 0.0), weight], axis=-1)
-        keys, sums = pool_images(self.game, raw, weighted.astype(np.float64))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = sums[..., 0] / sums[..., 1]
-        rows = np.where(sums[..., 1] > 0, p.to_value(mean), np.nan)
-        return self.table_model(keys, rows, info)
+        raw = table_keys(self.table)
+
+        def sums_of(entries: np.ndarray) -> np.ndarray:
+            kids, found = children_of(self.game, self.table, raw[entries], canonical=False)
+            mover = np.where(kids.x_to_move, 0, 1)[:, None]
+            stored = self.table.columns["v"][np.maximum(found, 0)]
+            v = np.take_along_axis(stored, np.broadcast_to(mover, found.shape)[..., None],
+                                   axis=2)[..., 0]
+            weight = np.where(found >= 0, self.table.columns["n"][np.maximum(found, 0)], 0)
+            v = np.where(kids.won, p.win, np.where(kids.full, p.draw, v))
+            weight = np.where(kids.terminal, 1, weight) * kids.legal
+            return np.stack([np.where(weight > 0, v * weight, 0.0), weight],
+                            axis=-1).astype(np.float64)
+
+        def finish(keys: np.ndarray, sums: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = sums[..., 0] / sums[..., 1]
+            return np.where(sums[..., 1] > 0, p.to_value(mean), np.nan)
+
+        keys, rows = stream_pooled(self.game, raw, sums_of, finish, what="a qlearning table",
+                                   held=8, width=2)
+        return self.sorted_table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:
         """Each state a model's move leads to (from the position in its canonical

@@ -27,7 +27,7 @@ import numba as nb
 import numpy as np
 
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, pool_images
+from trainer.export import boards_of, stream_pooled
 from trainer.learner import CellLearner, Params, require
 from trainer.selfplay import (
     Spec,
@@ -98,18 +98,23 @@ class TallyLearner(CellLearner):
 
     def export(self, info: ModelInfo | None = None) -> Model:
         slots = self.table.slots()
-        keys, tallies = pool_images(self.game, self.table.keys[slots],
-                                    self.table.columns["t"][slots])
-        x, o = boards_of(self.game, keys)
-        x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
-        xw, ow, draw = tallies[..., 0], tallies[..., 1], tallies[..., 2]
-        win = np.where(x_to_move[:, None], xw, ow)
-        loss = np.where(x_to_move[:, None], ow, xw)
-        total = win + draw + loss
-        with np.errstate(invalid="ignore", divide="ignore"):
-            score = (WIN * win + DRAW * draw + LOSS * loss) / total
-        rows = np.where(total > 0, score_to_value(score), np.nan)
-        return self.table_model(keys, rows, info)
+        tallies = self.table.columns["t"]
+
+        def finish(keys: np.ndarray, pooled: np.ndarray) -> np.ndarray:
+            x, o = boards_of(self.game, keys)
+            x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
+            xw, ow, draw = pooled[..., 0], pooled[..., 1], pooled[..., 2]
+            win = np.where(x_to_move[:, None], xw, ow)
+            loss = np.where(x_to_move[:, None], ow, xw)
+            total = win + draw + loss
+            with np.errstate(invalid="ignore", divide="ignore"):
+                score = (WIN * win + DRAW * draw + LOSS * loss) / total
+            return np.where(total > 0, score_to_value(score), np.nan)
+
+        keys, rows = stream_pooled(self.game, self.table.keys[slots],
+                                   lambda entries: tallies[slots[entries]], finish,
+                                   what="a tally table", held=16, width=3)
+        return self.sorted_table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:
         """One game's worth of pseudo-tallies per known move, with the model's score."""

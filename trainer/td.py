@@ -29,10 +29,18 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from gameai.games import budget
 from gameai.games.game import as_mnk
 from gameai.games.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, expand, table_children
+from trainer.export import (
+    boards_of,
+    children_of,
+    expand,
+    export_estimate,
+    stream_rows,
+    table_keys,
+)
 from trainer.learner import CellLearner, Params, require
 from trainer.schedules import annealed
 from trainer.selfplay import (
@@ -110,13 +118,20 @@ class TdLearner(CellLearner):
                   p.exploring_starts, stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
-        keys, kids, found = table_children(self.game, self.table, canonical=True)
-        v = np.where(found >= 0, self.table.columns["v"][np.maximum(found, 0)], np.nan)
+        entries = len(self.table) + 1
+        budget.require(export_estimate(self.game, "a td table", entries=entries, rows=entries,
+                                       held=8 + self.table.capacity // entries))
         d = self.params.draw_value
-        v = np.where(kids.won, 1.0, np.where(kids.full, d, v))
-        rows = np.where(v >= d, (v - d) / (1 - d), (v - d) / d)
-        rows = np.where(kids.legal, rows, np.nan)
-        return self.table_model(keys, rows, info)
+
+        def rows_of(keys: U64) -> np.ndarray:
+            kids, found = children_of(self.game, self.table, keys, canonical=True)
+            v = np.where(found >= 0, self.table.columns["v"][np.maximum(found, 0)], np.nan)
+            v = np.where(kids.won, 1.0, np.where(kids.full, d, v))
+            rows = np.where(v >= d, (v - d) / (1 - d), (v - d) / d)
+            return np.where(kids.legal, rows, np.nan)
+
+        keys, rows = stream_rows(table_keys(self.table), self.game.cells, rows_of)
+        return self.sorted_table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:
         """Seed each known afterstate with the model's value of the move that makes it."""

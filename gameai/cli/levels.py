@@ -32,6 +32,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "by (default: the game's exact model, from its solver)")
     p.add_argument("--version", help="instead of --model: a stored version of --game "
                    "(number, alias or 'latest')")
+    p.add_argument("--time-limit", type=float, default=1.0, metavar="S",
+                   help="games past the whole-game tables (Connect Four): seconds the search "
+                   "may spend on a position of the perfect opponent (default 1)")
     store_options(p)
     p.add_argument("--save", nargs="?", const="", metavar="FILE", help="record the figures "
                    "as the game's calibration (other games' are kept) in FILE, by default the "
@@ -54,7 +57,7 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     with Progress(total=16 * args.games, desc=f"levels of {game.name}",
                   enabled=not args.json) as bar:
         report = calibrate(game, model, games=args.games, seed=args.seed,
-                           progress=bar.advance)
+                           time_limit=args.time_limit, progress=bar.advance)
     if args.save is not None:
         _save(report, args.save)
     if args.markdown:
@@ -109,6 +112,11 @@ def levels_text(report: dict[str, Any]) -> str:
         lines.append(f"{name:<9} " + " ".join(f"{c:>22}" for c in cells) +
                      f"  {score['value']:.3f} ({score['low']:.3f}-{score['high']:.3f})")
     lines.append("cells: won / drawn / lost in %; score: 1 a win, 1/2 a draw, mean of the four")
+    perfect = report["perfect_opponent"]
+    if perfect["solver"] == "search":
+        lines.append(f"perfect opponent: the search, {perfect['time_limit']:g} s a position; "
+                     f"{100 * perfect['proved_share']:.1f}% of its {perfect['moves']:,} moves "
+                     "proved optimal, the others the best proved bound")
     for o in report["order"]:
         d = o["difference"]
         verdict = "stronger" if o["ordered"] else "NOT measurably stronger"

@@ -69,6 +69,7 @@ def encode(metadata: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> byt
     """
     global _last_body
     specs, chunks = [], []
+    hasher = hashlib.sha256()
     for name, array in arrays.items():
         a = np.ascontiguousarray(array)
         dtype = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
@@ -76,17 +77,20 @@ def encode(metadata: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> byt
         if a.dtype.str not in ALLOWED_DTYPES:
             raise ValueError(f"array {name!r} has dtype {a.dtype}, which models may not store")
         specs.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape)})
-        chunks.append(a.tobytes())
-    raw = b"".join(chunks)
-    digest = hashlib.sha256(raw).digest()
+        view = a.reshape(-1).view(np.uint8).data  # the array's own bytes, not a copy
+        hasher.update(view)
+        chunks.append(view)
+    raw_length = sum(len(c) for c in chunks)
+    digest = hasher.digest()
     remembered = _last_body
     if remembered[0] == digest:
         body = remembered[1]
     else:
-        body = zlib.compress(raw, level=9 if len(raw) <= SMALL_BODY else 6)
+        deflate = zlib.compressobj(level=9 if raw_length <= SMALL_BODY else 6)
+        body = b"".join([*(deflate.compress(c) for c in chunks), deflate.flush()])
         _last_body = (digest, body)
     header = json.dumps(
-        {"metadata": metadata, "arrays": specs, "body_length": len(raw)},
+        {"metadata": metadata, "arrays": specs, "body_length": raw_length},
         sort_keys=True, separators=(",", ":"), allow_nan=False,
     ).encode()
     head = _PREFIX.pack(MAGIC, FORMAT, 0, len(header)) + header + body

@@ -112,3 +112,43 @@ def test_the_command_refuses_a_model_of_another_game(tmp_path, capsys) -> None:
     path.write_bytes(solver_model(get_game("three-mens-morris")).to_bytes())
     assert main(["bench", "levels", "--game", "tictactoe", "--model", str(path)]) == 1
     assert "plays three-mens-morris, not tictactoe" in capsys.readouterr().err
+
+
+def test_the_search_player_plays_the_solvers_optimal_moves() -> None:
+    """Past the tables the perfect opponent asks the game's solver position by position:
+    on tic-tac-toe its optimal moves are the table player's in every live position."""
+    from gameai.games.positions import live_boards
+    from trainer.calibrate import SearchPlayer
+
+    table, search = PerfectPlayer(TTT), SearchPlayer(TTT, time_limit=5)
+    for board in live_boards(TTT):
+        state = TTT.parse(board)
+        assert search.optimal(state) == table.optimal(state), board
+        assert search.proved(state)
+
+
+def random_position(game, plies: int, rng: random.Random):
+    """A position ``plies`` random moves into a game that has not ended by then."""
+    while True:
+        state = game.initial()
+        for _ in range(plies):
+            state = state.play(rng.choice(state.legal_actions()))
+            if state.is_over():
+                break
+        else:
+            return state
+
+
+def test_the_search_player_past_its_time_plays_the_best_bound_and_says_so() -> None:
+    from trainer.calibrate import SearchPlayer
+
+    game = get_game("connect-four")
+    player, rng = SearchPlayer(game, time_limit=0.01), random.Random(1)
+    opening = game.initial()
+    assert player(opening, rng) in opening.legal_actions()
+    assert not player.proved(opening) and player.guessed_moves == 1
+    late = random_position(game, 24, rng)
+    player.time_limit = 30  # 18 empty cells: proved well within it
+    action = player(late, rng)
+    assert player.proved(late) and player.exact_moves == 1
+    assert action in game.solve(late).optimal_moves

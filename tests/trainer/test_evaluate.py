@@ -198,3 +198,26 @@ def test_a_blunder_after_the_opponents_blunder_counts(oracle):
     report = evaluate(blunder, random_games=10)
     assert report["optimal_move_positions"] == 4520
     assert report["optimal_move_rate"] == math.floor(kept / positions * 1e6) / 1e6 < 1.0
+
+
+def test_a_gravity_board_of_twenty_cells_gets_its_full_evaluation():
+    """connect-4x5-4's table fits the memory limit, so the solver's figures are there (they
+    stopped at 16 cells before), and the exhaustive opponent's too."""
+    learner = make_learner(get_game("connect-4x5-4"), "td", seed=1)
+    learner.play(2000)
+    report = evaluate(learner.export(), random_games=50)
+    assert report["omitted"] == {"checks": "seed 000's five questions are about the 3x3 board"}
+    assert report["game_value"] == "draw"  # as gameai solve connect-4x5-4 says
+    assert 0 < report["optimal_move_rate"] < 1
+    assert report["optimal_move_positions"] > 1_000_000
+    assert report["losses_as_x"] >= 0 and report["losses_as_o"] > 0
+
+
+def test_a_solver_table_over_the_limit_is_omitted_with_the_estimate(monkeypatch):
+    learner = make_learner(get_game("connect-4x5-4"), "td", seed=1)
+    learner.play(200)
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "100M")
+    report = evaluate(learner.export(), random_games=20)
+    why = report["omitted"]["optimal_move_rate"]
+    assert "connect-4x5-4" in why and "over the memory limit of 100.0 MB" in why
+    assert "GAMEAI_MEMORY_LIMIT" in why and "optimal_move_rate" not in report

@@ -1,0 +1,70 @@
+"""The streaming export: the same model whatever the chunk, a measured peak a few bytes an
+entry over the model's own arrays, and a refusal before the memory is spent."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import trainer.export
+from gameai.games import get_game
+from gameai.games.budget import ENV, OverBudget
+from trainer.training import make_learner
+
+
+@pytest.mark.parametrize(("name", "algorithm"), [("tictactoe", "td"), ("tictactoe", "tally"),
+                                                 ("tictactoe", "qlearning"),
+                                                 ("connect-4x4-4", "qlearning")])
+def test_chunks_never_change_the_model(monkeypatch, name, algorithm):
+    learner = make_learner(get_game(name), algorithm, seed=2)
+    learner.play(2000)
+    whole = learner.export()
+    monkeypatch.setattr(trainer.export, "CHUNK", 7)
+    chunked = learner.export()
+    assert np.array_equal(whole.keys, chunked.keys)
+    assert np.array_equal(whole.values, chunked.values, equal_nan=True)
+    assert len(whole.keys) > 7 * 10
+
+
+@pytest.mark.parametrize("algorithm", ["td", "qlearning"])
+def test_a_streaming_exports_peak_is_measured(algorithm):
+    learner = make_learner(get_game("four-in-a-row"), algorithm, seed=1)
+    learner.play(20_000)
+    seen = []
+    require = trainer.export.budget.require
+
+    def spy(estimate, limit=None):
+        seen.append(estimate.bytes)
+        return require(estimate, limit)
+
+    trainer.export.budget.require = spy
+    tracemalloc.start()
+    try:
+        model = learner.export()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        trainer.export.budget.require = require
+    entries = len(learner.table)
+    own = model.keys.nbytes + model.values.nbytes
+    chunk = trainer.export.CHUNK * 16 * 90
+    print(f"{algorithm}: {entries:,} entries, peak {peak:,} bytes, model {own:,}, "
+          f"estimate {max(seen):,}")
+    assert peak < own + 64 * entries + chunk  # before: about 1 KB an entry
+    assert 0.8 < peak / max(seen) < 1.2
+
+
+def test_an_export_over_the_limit_is_refused_before_it_starts(monkeypatch):
+    learner = make_learner(get_game("four-in-a-row"), "td", seed=1)
+    learner.play(20_000)
+    monkeypatch.setenv(ENV, "2M")
+    tracemalloc.start()
+    try:
+        with pytest.raises(OverBudget, match=r"exporting a td table of [0-9,]+ entries"):
+            learner.export()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
