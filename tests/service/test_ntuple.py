@@ -18,6 +18,7 @@ from gameai.models.ntuple import random_walks
 from gameai.store import ModelStore, RedisServer
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import RunningServer, new_store, settings
+from tests.service.test_rollout import wait_until
 
 GAMES = ("four-in-a-row", "connect-four")
 MAX_DEPTH = 3
@@ -51,6 +52,9 @@ def ntuple_server(redis_server: RedisServer, models: dict[str, NtupleModel],
                         by="tests")
     running = RunningServer(settings(store, games=(*GAMES, "tictactoe"),
                                      max_depth=MAX_DEPTH), store)
+    # warming compiles the search (not cached by numba: it recurses), which may outlast
+    # the server's own wait for its models on a busy machine
+    wait_until(lambda: httpx.get(f"{running.http}/readyz").status_code == 200, timeout=60)
     yield running
     running.stop()
     store.close()
