@@ -54,6 +54,7 @@ from service.rest_schema import (
     BestMoveRequest,
     CanaryRequest,
     EvaluateOut,
+    EvaluateRequest,
     Game,
     LevelsOut,
     MoveRequest,
@@ -87,21 +88,27 @@ def create_app(runtime: Runtime) -> FastAPI:
               openapi_extra=_body_schema(BestMoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
         a = core.best_move(registry, **await _move_fields(request, "BestMove",
-                                                           ("level", "seed")))
-        return answer(request, "BestMove", a.game, {
-            "game": a.game, "model_version": a.version, "move": _move_json(a.move),
-            "value": a.value, "level": a.level}, a.version)
+                                                           ("level", "seed", "depth")),
+                           max_depth=settings.max_depth)
+        body = {"game": a.game, "model_version": a.version, "move": _move_json(a.move),
+                "value": a.value, "level": a.level}
+        if a.depth is not None:
+            body["depth"] = a.depth
+        return answer(request, "BestMove", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(EvaluateRequest), responses=MOVE_ERRORS)
     async def evaluate(request: Request) -> Response:
-        a = core.evaluate(registry, **await _move_fields(request, "Evaluate"))
+        a = core.evaluate(registry, **await _move_fields(request, "Evaluate", ("depth",)),
+                          max_depth=settings.max_depth)
         e = a.evaluation
         body = {"game": a.game, "model_version": a.version, "to_move": e.to_move,
                 "value": e.value,
                 "moves": [_move_value(m) for m in e.moves]}
         if a.board is not None:
             body["board"] = a.board
+        if a.depth is not None:
+            body["depth"] = a.depth
         return answer(request, "Evaluate", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/analyze", response_model=AnalyzeOut, tags=["moves"],

@@ -8,12 +8,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move", "level", "seed")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -22,10 +23,11 @@ class BestMoveRequest(_message.Message):
     model: str
     client_id: str
     moves: str
+    depth: int
     to_move: str
     level: str
     seed: int
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
@@ -58,20 +60,22 @@ class BestMoveResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
     moves: str
+    depth: int
     to_move: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class MoveValue(_message.Message):
     __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col", "outcome", "distance")
