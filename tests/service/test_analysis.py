@@ -123,6 +123,11 @@ def test_connect_four_hints_come_from_the_search_within_its_time(registry) -> No
     assert (a.analysis.outcome, a.analysis.distance) == (solution.outcome, solution.distance)
     assert {m.move.index: m.outcome for m in a.analysis.moves} == \
         {m.move: m.outcome for m in solution.moves}
+    evaluated = core.evaluate(registry, game=C4, moves=late)  # the same searched values
+    assert a.depth == evaluated.depth is not None
+    assert a.analysis.evaluation == evaluated.evaluation
+    shallow = core.analyze(registry, game=C4, moves=late, depth=0)
+    assert shallow.depth == 0 and shallow.analysis.moves[0].outcome is not None
     opening = core.analyze(registry, game=C4, board=str(game.initial())).analysis
     assert opening.outcome is None and "not solved within 2 s" in opening.unsolved
     assert len(opening.moves) == 7 and opening.line
