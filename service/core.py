@@ -46,6 +46,7 @@ from service.calibration import load_calibration
 from service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
 
+MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
@@ -58,6 +59,7 @@ class MoveAnswer:
     value: float  # the model's value of the move played (at best: the position's value)
     board: str | None = None  # the position answered, when the request gave moves
     level: str = DEFAULT_LEVEL
+    depth: int | None = None  # the search's depth, for a model that searches
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class EvaluateAnswer:
     version: int
     evaluation: Evaluation
     board: str | None = None  # the position answered, when the request gave moves
+    depth: int | None = None  # the search's depth, for a model that searches
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class AnalyzeAnswer:
     version: int
     analysis: Analysis
     board: str | None = None  # the position answered, when the request gave moves
+    depth: int | None = None  # the search depth of a model that searches
 
 
 @dataclass(frozen=True)
@@ -150,13 +154,16 @@ class ModelListing:
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
               client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
-              seed: object = None) -> MoveAnswer:
+              seed: object = None, depth: object = None,
+              max_depth: int = MAX_DEPTH) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
     move on ``board`` (with ``to_move`` where the game needs it), or after the move list
     ``moves``, by the answering version's values. A ``seed`` makes the level's draws
-    repeatable: the same seed, level and position, the same move."""
+    repeatable: the same seed, level and position, the same move. ``depth``: how far a
+    model that searches looks ahead (at most ``max_depth``; its game's default if None)."""
     loaded = _pick(registry, game, model, client_id)
-    answer, position = _position(loaded, board, to_move, moves)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
     chosen, seed = _level(level), _seed(seed)
     rng = None
     if chosen.blunder or chosen.temperature:
@@ -165,7 +172,7 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
     name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
-    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
@@ -177,24 +184,46 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
 
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
-             client_id: str = "", to_move: str = "", moves: str = "") -> EvaluateAnswer:
-    """The position's value and every legal move's value, best first."""
+             client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
+             max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+    """The position's value and every legal move's value, best first (by a search
+    ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
     loaded = _pick(registry, game, model, client_id)
-    answer, position = _position(loaded, board, to_move, moves)
-    return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
+    return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position,
+                          searched)
+
+
+def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
+    """The search depth a request asks of ``loaded`` (None: the model does not search)."""
+    default = loaded.model.default_depth
+    if value is None:
+        return None if default is None else min(default, max_depth)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= max_depth:
+        raise InvalidRequest(f"must be a whole number from 0 to {max_depth} (this server's "
+                             f"GAMEAI_MAX_DEPTH), got {json.dumps(value, default=str)[:40]}",
+                             field="depth")
+    if default is None:
+        raise InvalidRequest(f"version {loaded.version} is a {loaded.model.kind} model, "
+                             "which does not search: leave depth out", field="depth")
+    return value
 
 
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
-            client_id: str = "", to_move: str = "", moves: str = "") -> AnalyzeAnswer:
-    """Hints for the position (:mod:`service.analysis`): every legal move's value and,
-    where the game has an exact solver, its outcome and distance; the line the model
-    expects. May take a solver's time: the transports run it off the event loop."""
+            client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
+            max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+    """Hints for the position (:mod:`service.analysis`): every legal move's value (by the
+    search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
+    game has an exact solver, its outcome and distance; the line the model expects. May
+    take a solver's time: the transports run it off the event loop."""
     loaded = _pick(registry, game, model, client_id)
-    answer, position = _position(loaded, board, to_move, moves)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
     text, side = answer.text.rsplit(" ", 1)
     state = loaded.model.game.parse(text, to_move=side)
-    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move).evaluation)
-    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
 
 
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
@@ -209,8 +238,8 @@ def _calibration() -> dict[str, dict[str, Any]]:
     return load_calibration()
 
 
-def _position(loaded: Loaded, board: object, to_move: object, moves: object
-              ) -> tuple[Position, str | None]:
+def _position(loaded: Loaded, board: object, to_move: object, moves: object,
+              depth: int | None = None) -> tuple[Position, str | None]:
     """The request's position as ``loaded`` answers it: ``board`` (and ``to_move``), or
     exactly instead of them, ``moves``; with the position's board when it came from
     moves."""
@@ -220,9 +249,9 @@ def _position(loaded: Loaded, board: object, to_move: object, moves: object
         if _text(board, "board") or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        answer, state = loaded.position_after(moves)
+        answer, state = loaded.position_after(moves, depth)
         return answer, str(state)
-    return loaded.position(_text(board, "board"), to_move), None
+    return loaded.position(_text(board, "board"), to_move, depth), None
 
 
 def _level(value: object) -> Level:

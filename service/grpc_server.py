@@ -87,7 +87,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
     async def BestMove(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
             a = core.best_move(self.edge.registry, **_position(request), level=request.level,
-                               seed=request.seed if request.HasField("seed") else None)
+                               seed=request.seed if request.HasField("seed") else None,
+                               **self._depth(request))
             m = a.move
             return move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
@@ -97,7 +98,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.evaluate(self.edge.registry, **_position(request))
+            a = core.evaluate(self.edge.registry, **_position(request), **self._depth(request))
             e = a.evaluation
             moves = [_move_value(m) for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
@@ -105,9 +106,14 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                              board=a.board or ""), a.version
         return await self.edge.call("Evaluate", request.game, context, work)
 
+    def _depth(self, request: Any) -> dict[str, Any]:
+        """The search depth asked for (unset: the game's default) and this server's most."""
+        return {"depth": request.depth if request.HasField("depth") else None,
+                "max_depth": self.edge.runtime.settings.max_depth}
+
     async def Analyze(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.analyze(self.edge.registry, **_position(request))
+            a = core.analyze(self.edge.registry, **_position(request), **self._depth(request))
             h = a.analysis
             moves = [_move_value(hint.move, outcome=hint.outcome or "",
                                  **({} if hint.distance is None
@@ -120,6 +126,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 line=[_move_value(step.move) for step in h.line], line_end=h.line_end)
             if h.distance is not None:
                 response.distance = h.distance
+            if a.depth is not None:
+                response.depth = a.depth
             return response, a.version
         return await self.edge.call("Analyze", request.game, context, work, blocking=True)
 

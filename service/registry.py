@@ -66,14 +66,17 @@ class Loaded:
         Raises the game core's errors."""
         return self.position(board, to_move).evaluation
 
-    def position(self, board: str, to_move: str = "") -> Position:
+    def position(self, board: str, to_move: str = "", depth: int | None = None) -> Position:
         """:meth:`evaluate` with what a level of play needs besides (the wins in one and
-        the position's text). Raises the game core's errors."""
+        the position's text); with ``depth``, by the model's search that deep. Raises the
+        game core's errors."""
         key = board if not to_move else f"{board}\n{to_move}"
+        if depth is not None:
+            key = f"{key}\0{depth}"
         hit = self._answers.get(key)
         if hit is not None:
             return hit
-        answer = self._answer(self.model.game.parse(board, to_move=to_move))
+        answer = self._answer(self.model.game.parse(board, to_move=to_move), depth)
         if len(self._answers) < ANSWER_CACHE_SIZE:
             self._answers[key] = answer
         return answer
@@ -84,7 +87,8 @@ class Loaded:
         answer, state = self.position_after(moves)
         return answer.evaluation, state
 
-    def position_after(self, moves: str) -> tuple[Position, State]:
+    def position_after(self, moves: str, depth: int | None = None
+                       ) -> tuple[Position, State]:
         """:meth:`position` of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""
         state = self.model.game.parse_moves(moves)
@@ -93,17 +97,19 @@ class Loaded:
         except GameError as e:
             e.field = "moves"  # the game ended within the moves given
             raise
-        return self._answer(state), state
+        return self._answer(state, depth), state
 
-    def _answer(self, state: State) -> Position:
-        return Position(_rounded(self.model.evaluate(state)), winning_actions(state),
-                        f"{state} {state.to_move}")
+    def _answer(self, state: State, depth: int | None = None) -> Position:
+        e = self.model.evaluate(state) if depth is None else self.model.search(state, depth)
+        return Position(_rounded(e), winning_actions(state), f"{state} {state.to_move}")
 
     def warm(self) -> None:
         """Run each query path once (numba compiles, numpy allocates) before serving."""
         empty = self.model.game.initial()
         self.model.evaluate(empty)
         self.model.move_values([empty, empty])
+        if self.model.default_depth is not None:  # compiles the search (about a second)
+            self.model.search(empty, 1)
         winning_actions(empty)
 
 

@@ -54,9 +54,9 @@ from service.rest_schema import (
     BestMoveRequest,
     CanaryRequest,
     EvaluateOut,
+    EvaluateRequest,
     Game,
     LevelsOut,
-    MoveRequest,
 )
 from service.runtime import Runtime
 
@@ -87,28 +87,35 @@ def create_app(runtime: Runtime) -> FastAPI:
               openapi_extra=_body_schema(BestMoveRequest), responses=MOVE_ERRORS)
     async def best_move(request: Request) -> Response:
         a = core.best_move(registry, **await _move_fields(request, "BestMove",
-                                                           ("level", "seed")))
-        return answer(request, "BestMove", a.game, {
-            "game": a.game, "model_version": a.version, "move": _move_json(a.move),
-            "value": a.value, "level": a.level}, a.version)
+                                                           ("level", "seed", "depth")),
+                           max_depth=settings.max_depth)
+        body = {"game": a.game, "model_version": a.version, "move": _move_json(a.move),
+                "value": a.value, "level": a.level}
+        if a.depth is not None:
+            body["depth"] = a.depth
+        return answer(request, "BestMove", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/evaluate", response_model=EvaluateOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(EvaluateRequest), responses=MOVE_ERRORS)
     async def evaluate(request: Request) -> Response:
-        a = core.evaluate(registry, **await _move_fields(request, "Evaluate"))
+        a = core.evaluate(registry, **await _move_fields(request, "Evaluate", ("depth",)),
+                          max_depth=settings.max_depth)
         e = a.evaluation
         body = {"game": a.game, "model_version": a.version, "to_move": e.to_move,
                 "value": e.value,
                 "moves": [_move_value(m) for m in e.moves]}
         if a.board is not None:
             body["board"] = a.board
+        if a.depth is not None:
+            body["depth"] = a.depth
         return answer(request, "Evaluate", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/analyze", response_model=AnalyzeOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(EvaluateRequest), responses=MOVE_ERRORS)
     async def analyze(request: Request) -> Response:
-        fields = await _move_fields(request, "Analyze")
-        a = await asyncio.to_thread(core.analyze, registry, **fields)  # may take a solve
+        fields = await _move_fields(request, "Analyze", ("depth",))
+        a = await asyncio.to_thread(core.analyze, registry, **fields,  # may take a solve
+                                    max_depth=settings.max_depth)
         return answer(request, "Analyze", a.game, _analysis_json(a), a.version)
 
     @app.get("/v1/games/{game}/levels", response_model=LevelsOut, tags=["moves"],
@@ -266,6 +273,8 @@ def _analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
         "line_end": h.line_end}
     if h.unsolved:
         body["unsolved"] = h.unsolved
+    if a.depth is not None:
+        body["depth"] = a.depth
     if a.board is not None:
         body["board"] = a.board
     return body

@@ -13,6 +13,11 @@ from pydantic import BaseModel, Field
 Game = Annotated[str, Path(examples=["tictactoe"])]
 
 
+_DEPTH = ("how many plies a model that searches (kind ntuple) looks ahead beyond each "
+          "move, alpha-beta over its values; at most the server's GAMEAI_MAX_DEPTH; left "
+          "out: the game's default. A model that does not search refuses it")
+
+
 class MoveRequest(BaseModel):
     board: str = Field(examples=["X--|-O-|---"], description="required unless moves is given")
     to_move: str = Field("", description="'X' or 'O': required where the counts do not tell "
@@ -34,6 +39,11 @@ class BestMoveRequest(MoveRequest):
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="makes the level's "
                              "choices repeatable: the same seed, level and position, the "
                              "same move; without one they differ from game to game")
+    depth: int | None = Field(None, ge=0, examples=[2], description=_DEPTH)
+
+
+class EvaluateRequest(MoveRequest):
+    depth: int | None = Field(None, ge=0, examples=[2], description=_DEPTH)
 
 
 class BatchRequest(BaseModel):
@@ -81,6 +91,7 @@ class BestMoveOut(BaseModel):
     value: float = Field(description="the model's value of the move played (at level best, "
                          "the position's value)")
     level: str = Field(description="the level that chose the move")
+    depth: int | None = Field(None, description="the search's depth (models that search)")
 
 
 class EvaluateOut(BaseModel):
@@ -91,6 +102,7 @@ class EvaluateOut(BaseModel):
     moves: list[MoveValueOut]
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
+    depth: int | None = Field(None, description="the search's depth (models that search)")
 
 
 class HintOut(MoveValueOut):
@@ -118,6 +130,7 @@ class AnalyzeOut(BaseModel):
                           "continues (60 plies shown at most)")
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
+    depth: int | None = Field(None, description="the search's depth (models that search)")
 
 
 class LevelOut(BaseModel):

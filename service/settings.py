@@ -38,6 +38,7 @@ class Settings:
     workers: int = field(default_factory=lambda: default_workers())
     poll_seconds: float = 1.0
     max_batch: int = 10_000
+    max_depth: int = 8
     max_body_bytes: int = 1 << 20
     grace_seconds: float = 10.0
     drain_seconds: float = 1.0
@@ -81,6 +82,7 @@ SERVER: tuple[Setting, ...] = (
             lambda env: default_workers()),
     Setting("poll_seconds", "GAMEAI_POLL_SECONDS", "--poll-seconds", seconds(0.05, 3600), 1.0),
     Setting("max_batch", "GAMEAI_MAX_BATCH", "--max-batch", whole_number(1, 1_000_000), 10_000),
+    Setting("max_depth", "GAMEAI_MAX_DEPTH", "--max-depth", whole_number(0, 20), 8),
     Setting("max_body_bytes", "GAMEAI_MAX_BODY_BYTES", "--max-body-bytes",
             whole_number(1024, 1 << 30), 1 << 20),
     Setting("grace_seconds", "GAMEAI_GRACE_SECONDS", "--grace-seconds", seconds(0, 600), 10.0),

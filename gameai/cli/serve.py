@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--poll-seconds", metavar="S", help="store poll period, the fallback to "
                    "pub/sub (default 1)")
     p.add_argument("--max-batch", metavar="N", help="boards per batch request (10000)")
+    p.add_argument("--max-depth", metavar="N", help="deepest search a best-move or evaluate "
+                   "request may ask of a model that searches (8)")
     p.add_argument("--max-body-bytes", metavar="N", help="largest request (1 MiB)")
     p.add_argument("--grace-seconds", metavar="S", help="longest shutdown at SIGTERM (10)")
     p.add_argument("--drain-seconds", metavar="S", help="at SIGTERM, keep serving this long "

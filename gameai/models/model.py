@@ -119,6 +119,16 @@ class Model(abc.ABC):
         return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
                          action, unknown)
 
+    @property
+    def default_depth(self) -> int | None:
+        """The search depth a server uses when a request gives none (``None``: this kind
+        of model does not search; its values are final)."""
+        return None
+
+    def search(self, board: State, depth: int) -> Evaluation:
+        """:meth:`evaluate` looking ``depth`` plies ahead (only kinds that search)."""
+        raise ValueError(f"a {self.kind} model does not search")
+
     def best_move(self, board: State) -> MoveValue:
         return self.evaluate(board).best
 

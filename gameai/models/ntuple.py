@@ -31,8 +31,12 @@ from gameai.games.keys import U64, masks_from_base3, transform_mask
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
 from gameai.models.model import F32, Evaluation, Model
-from gameai.models.ntuple_kernels import Net, move_values
+from gameai.models.ntuple_kernels import Net, move_values, search_values
 
+# The search depth a server uses when a request gives none, per game: the deepest whose
+# p99 latency at 8 concurrent clients stays within 10 ms on the 2-core machine
+# (docs/ntuple.md, `gameai bench ntuple`).
+DEFAULT_DEPTH = {"tictactoe": 4, "four-in-a-row": 2, "mnk-4x5-4": 2, "connect-four": 2}
 MAX_LENGTH = 12  # 4 ** 12 = 16.8 million weights a table
 MAX_WEIGHTS = 1 << 28  # a gigabyte of float32: more is a forged file, not a model
 
@@ -85,7 +89,14 @@ def build_net(game: MnkGame, tuples: npt.NDArray[Any], states: int) -> Net:
                np.uint64(game.bottom_row), line_ptr,
                np.array([m for ls in game.lines_through for m in ls], dtype=np.uint64),
                pt_table, pt_cells, ptr, np.array([p for p, _ in flat], dtype=np.int64),
-               np.array([w for _, w in flat], dtype=np.int64))
+               np.array([w for _, w in flat], dtype=np.int64), centre_order(game))
+
+
+def centre_order(game: MnkGame) -> npt.NDArray[np.int64]:
+    """The cells from the centre of the board outwards (ties: lowest cell first)."""
+    mid_r, mid_c = (game.rows - 1) / 2, (game.cols - 1) / 2
+    return np.array(sorted(range(game.cells), key=lambda c: (
+        abs(c // game.cols - mid_r) + abs(c % game.cols - mid_c), c)), dtype=np.int64)
 
 
 def random_walks(game: MnkGame, count: int, length: int, seed: int) -> npt.NDArray[np.int16]:
@@ -174,6 +185,29 @@ class NtupleModel(Model):
         self._check(board)
         b = _board(board)
         row = self.values_of_masks(np.array([b.x], np.uint64), np.array([b.o], np.uint64))[0]
+        moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
+        moves.sort(key=lambda mv: (-mv.value, mv.action_id))
+        return Evaluation(b.to_move, moves[0].value, tuple(moves))
+
+    @property
+    def default_depth(self) -> int:
+        return DEFAULT_DEPTH.get(self.game.name, 2)
+
+    def search(self, board: State, depth: int) -> Evaluation:
+        """Every legal move's value by alpha-beta ``depth`` plies beyond it over the
+        network's values (:func:`~gameai.models.ntuple_kernels.search_values`: a win in
+        one is always taken and a loss in one always blocked), best first.
+
+        Raises:
+            ValueError: ``depth`` is negative.
+            GameOver: the board is finished.
+        """
+        if depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {depth}")
+        self._check(board)
+        b = _board(board)
+        row = np.empty(self.game.cells, dtype=np.float32)
+        search_values(self.net, self.weights, np.uint64(b.x), np.uint64(b.o), depth, row)
         moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
         moves.sort(key=lambda mv: (-mv.value, mv.action_id))
         return Evaluation(b.to_move, moves[0].value, tuple(moves))

@@ -54,6 +54,7 @@ class Net(NamedTuple):
     cell_ptr: I64  # physical tuples through cell c: cell_pt[cell_ptr[c]:cell_ptr[c + 1]]
     cell_pt: I64
     cell_pow: I64  # the cell's weight in that tuple's index: states ** position
+    order: I64  # the cells from the centre outwards: the order a search tries moves in
 
 
 # -- rules --------------------------------------------------------------------------------
@@ -192,3 +193,128 @@ def _popcount(v: np.uint64) -> int:
         v &= v - _ONE
         n += 1
     return n
+
+
+# -- search over the learned values ----------------------------------------------------------
+
+NET_SCALE = 0.95  # the network's values in a search: below every proven win or loss
+WIN_STEP = 1e-3  # a proven win at ply p (the root's move is ply 1) is worth 1 - (p - 1) / 1000
+
+
+@nb.njit(cache=True)
+def _threatened(net: Net, theirs: np.uint64, occupied: np.uint64) -> bool:
+    """Whether the owner of ``theirs``, to move, wins at once somewhere."""
+    legal = playable(net, occupied)
+    for c in range(net.cells):
+        bit = _ONE << np.uint64(c)
+        if legal & bit and wins(net, theirs | bit, c):
+            return True
+    return False
+
+
+@nb.njit(cache=True)
+def _play(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64], m: int,
+          cell: int, undo: bool) -> None:
+    """Play (or with ``undo`` take back) ``m``'s piece at ``cell`` in both sides' views."""
+    up = above(net, cell)
+    for side in range(2):
+        st, ix = states[side], idx[side]
+        if undo:
+            if up >= 0:
+                base[side] += set_cell(net, W, ix, st, up, EMPTY)
+            base[side] += set_cell(net, W, ix, st, cell, PLAYABLE if net.states == 4 else EMPTY)
+        else:
+            base[side] += set_cell(net, W, ix, st, cell, MINE if side == m else THEIRS)
+            if up >= 0:
+                base[side] += set_cell(net, W, ix, st, up, PLAYABLE)
+
+
+@nb.njit(cache=True)
+def _leaf(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64], m: int,
+          mine: np.uint64, theirs: np.uint64, cell: int, ply: int) -> float:
+    """The value for ``m`` of playing ``cell`` (not a win, not the last cell) at the search's
+    horizon: a loss if the opponent then wins at once, else the network's value."""
+    bit = _ONE << np.uint64(cell)
+    if _threatened(net, theirs, mine | theirs | bit):
+        return -(1.0 - WIN_STEP * ply)
+    return NET_SCALE * np.tanh(afterstate_sum(net, W, idx[m], states[m], base[m], cell))
+
+
+# Not cached: numba's cache cannot reload a recursive function (a segmentation fault);
+# compiling both takes about a second, done when a server warms a model.
+@nb.njit
+def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64],
+             x: np.uint64, o: np.uint64, m: int, depth: int, alpha: float, beta: float,
+             ply: int) -> float:
+    """The value for ``m``, to move at ``(x, o)`` (unfinished), of searching ``depth`` more
+    plies after its move (``ply``: this move's distance from the root, 1 for the root's)."""
+    mine = x if m == 0 else o
+    theirs = o if m == 0 else x
+    occupied = x | o
+    legal = playable(net, occupied)
+    for c in range(net.cells):
+        bit = _ONE << np.uint64(c)
+        if legal & bit and wins(net, mine | bit, c):
+            return 1.0 - WIN_STEP * (ply - 1)
+    best = -2.0
+    for i in range(net.cells):
+        c = net.order[i]
+        bit = _ONE << np.uint64(c)
+        if not legal & bit:
+            continue
+        if (occupied | bit) == net.full:
+            v = 0.0
+        elif depth == 0:
+            v = _leaf(net, W, states, idx, base, m, mine, theirs, c, ply)
+        else:
+            _play(net, W, states, idx, base, m, c, False)
+            nx, no = (x | bit, o) if m == 0 else (x, o | bit)
+            v = -_negamax(net, W, states, idx, base, nx, no, 1 - m, depth - 1, -beta,
+                          -alpha, ply + 1)
+            _play(net, W, states, idx, base, m, c, True)
+        if v > best:
+            best = v
+        if best > alpha:
+            alpha = best
+        if alpha >= beta:
+            break
+    return best
+
+
+@nb.njit
+def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out: F32) -> None:
+    """Each legal move's value for the side to move at ``(x, o)`` (valid, unfinished) by
+    alpha-beta ``depth`` plies beyond it over the network's values (NaN where illegal).
+
+    A win is worth ``1 - (p - 1) / 1000`` at ply ``p`` (so a faster win is better), a loss
+    the opposite, the network's values are scaled by ``NET_SCALE`` to stay below any
+    proven result, and at the horizon a move after which the opponent wins at once is a
+    loss: so even ``depth`` 0 takes a win in one and blocks a loss in one."""
+    m = 0 if _popcount(x) == _popcount(o) else 1
+    states = np.empty((2, net.cells), dtype=np.int64)
+    idx = np.empty((2, net.pt_cells.shape[0]), dtype=np.int64)
+    base = np.zeros(2)
+    for side in range(2):
+        mine, theirs = (x, o) if side == 0 else (o, x)
+        cell_states(net, mine, theirs, states[side])
+        tuple_indices(net, states[side], idx[side])
+        base[side] = total(net, W, idx[side])
+    mine = x if m == 0 else o
+    theirs = o if m == 0 else x
+    legal = playable(net, x | o)
+    for c in range(net.cells):
+        bit = _ONE << np.uint64(c)
+        if not legal & bit:
+            out[c] = np.nan
+        elif wins(net, mine | bit, c):
+            out[c] = 1.0
+        elif (x | o | bit) == net.full:
+            out[c] = 0.0
+        elif depth == 0:
+            out[c] = _leaf(net, W, states, idx, base, m, mine, theirs, c, 1)
+        else:
+            _play(net, W, states, idx, base, m, c, False)
+            nx, no = (x | bit, o) if m == 0 else (x, o | bit)
+            out[c] = -_negamax(net, W, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
+                               2.0, 2)
+            _play(net, W, states, idx, base, m, c, True)

@@ -229,3 +229,64 @@ def test_patterns_and_walks():
         random_walks(game, 1, 17, seed=0)
     net = build_net(game, walks, 3)
     assert net.pt_cells.shape == (80, 6)  # 10 tuples under 8 symmetries
+
+
+# -- search -------------------------------------------------------------------------------
+
+NET_SCALE, WIN_STEP = 0.95, 1e-3
+
+
+def ref_search(model: NtupleModel, board: Board, depth: int, ply: int = 1) -> list:
+    """Plain minimax without pruning: each legal move's value for the side to move."""
+    out = [None] * model.game.cells
+    mine, theirs = (board.x, board.o) if board.to_move == "X" else (board.o, board.x)
+    for c in board.legal_moves():
+        after = board.play(c)
+        if after.winner() is not None:
+            out[c] = 1.0 - WIN_STEP * (ply - 1)
+        elif after.is_full():
+            out[c] = 0.0
+        elif depth == 0:
+            if any(after.play(r).winner() is not None for r in after.legal_moves()):
+                out[c] = -(1.0 - WIN_STEP * ply)
+            else:
+                out[c] = NET_SCALE * float(np.tanh(ref_sum(model, mine | 1 << c, theirs)))
+        else:
+            out[c] = -max(v for v in ref_search(model, after, depth - 1, ply + 1)
+                          if v is not None)
+    return out
+
+
+@pytest.mark.parametrize(("name", "depth"), [("tictactoe", 3), ("four-in-a-row", 2),
+                                             ("connect-4x5-4", 2), ("connect-four", 1)])
+def test_search_matches_plain_minimax(name, depth):
+    model = _model(name)
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        board = random_board(model.game, rng)
+        for d in range(depth + 1):
+            want = ref_search(model, board, d)
+            got = model.search(board, d)
+            assert got.to_move == board.to_move
+            for mv in got.moves:
+                assert mv.value == pytest.approx(want[mv.index], abs=1e-4), (str(board), d)
+            assert [m.value for m in got.moves] == sorted((m.value for m in got.moves),
+                                                          reverse=True)
+
+
+def test_search_takes_a_win_and_blocks_a_loss_even_at_depth_zero():
+    model = _model("connect-four")
+    model.weights[:] = 0.9  # a network that likes everything
+    game = model.game
+    # X to move: X wins at column 3 (cell 38 + ... bottom row 35-41); O threatens too
+    board = game.parse("-------|-------|-------|-------|-------|XXX-OOO")
+    assert board.to_move == "X"
+    assert model.search(board, 0).best.index == 38
+    # O to move after X's three in the bottom row: O must block at cell 38
+    block = game.parse("-------|-------|-------|-------|----O--|XXX-OOX")
+    assert block.to_move == "O"
+    e = model.search(block, 0)
+    assert e.best.index == 38
+    assert all(mv.value < -0.99 for mv in e.moves if mv.index != 38)
+    with pytest.raises(ValueError, match="at least 0"):
+        model.search(board, -1)
