@@ -77,6 +77,7 @@ class AnalyzeAnswer:
     version: int
     analysis: Analysis
     board: str | None = None  # the position answered, when the request gave moves
+    depth: int | None = None  # the search depth of a model that searches
 
 
 @dataclass(frozen=True)
@@ -210,16 +211,19 @@ def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
 
 
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
-            client_id: str = "", to_move: str = "", moves: str = "") -> AnalyzeAnswer:
-    """Hints for the position (:mod:`service.analysis`): every legal move's value and,
-    where the game has an exact solver, its outcome and distance; the line the model
-    expects. May take a solver's time: the transports run it off the event loop."""
+            client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
+            max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+    """Hints for the position (:mod:`service.analysis`): every legal move's value (by the
+    search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
+    game has an exact solver, its outcome and distance; the line the model expects. May
+    take a solver's time: the transports run it off the event loop."""
     loaded = _pick(registry, game, model, client_id)
-    answer, position = _position(loaded, board, to_move, moves)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
     text, side = answer.text.rsplit(" ", 1)
     state = loaded.model.game.parse(text, to_move=side)
-    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move).evaluation)
-    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
 
 
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:

@@ -113,7 +113,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def Analyze(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.analyze(self.edge.registry, **_position(request))
+            a = core.analyze(self.edge.registry, **_position(request), **self._depth(request))
             h = a.analysis
             moves = [_move_value(hint.move, outcome=hint.outcome or "",
                                  **({} if hint.distance is None
@@ -126,6 +126,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 line=[_move_value(step.move) for step in h.line], line_end=h.line_end)
             if h.distance is not None:
                 response.distance = h.distance
+            if a.depth is not None:
+                response.depth = a.depth
             return response, a.version
         return await self.edge.call("Analyze", request.game, context, work, blocking=True)
 

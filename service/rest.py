@@ -57,7 +57,6 @@ from service.rest_schema import (
     EvaluateRequest,
     Game,
     LevelsOut,
-    MoveRequest,
 )
 from service.runtime import Runtime
 
@@ -112,10 +111,11 @@ def create_app(runtime: Runtime) -> FastAPI:
         return answer(request, "Evaluate", a.game, body, a.version)
 
     @app.post("/v1/games/{game}/analyze", response_model=AnalyzeOut, tags=["moves"],
-              openapi_extra=_body_schema(MoveRequest), responses=MOVE_ERRORS)
+              openapi_extra=_body_schema(EvaluateRequest), responses=MOVE_ERRORS)
     async def analyze(request: Request) -> Response:
-        fields = await _move_fields(request, "Analyze")
-        a = await asyncio.to_thread(core.analyze, registry, **fields)  # may take a solve
+        fields = await _move_fields(request, "Analyze", ("depth",))
+        a = await asyncio.to_thread(core.analyze, registry, **fields,  # may take a solve
+                                    max_depth=settings.max_depth)
         return answer(request, "Analyze", a.game, _analysis_json(a), a.version)
 
     @app.get("/v1/games/{game}/levels", response_model=LevelsOut, tags=["moves"],
@@ -273,6 +273,8 @@ def _analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
         "line_end": h.line_end}
     if h.unsolved:
         body["unsolved"] = h.unsolved
+    if a.depth is not None:
+        body["depth"] = a.depth
     if a.board is not None:
         body["board"] = a.board
     return body

@@ -128,6 +128,7 @@ class AnalyzeOut(BaseModel):
                           "continues (60 plies shown at most)")
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
+    depth: int | None = Field(None, description="the search's depth (models that search)")
 
 
 class LevelOut(BaseModel):

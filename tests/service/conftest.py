@@ -39,11 +39,30 @@ def variant(model: TableModel, **info: object) -> bytes:
 
 def weak_model() -> TableModel:
     """A tictactoe model that knows nothing: every move is worth 0, so it plays cell order."""
+    return empty_model("tictactoe")
+
+
+def empty_model(name: str) -> TableModel:
+    """A model of the game ``name`` that knows nothing (every move unknown, played as 0)."""
     import numpy as np
 
-    game = get_game("tictactoe")
-    return TableModel(game, ModelInfo(game="tictactoe", algorithm="empty"),
-                      np.zeros(0, np.uint64), np.zeros((0, 9), np.float32))
+    game = get_game(name)
+    return TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
+                      np.zeros(0, np.uint64), np.zeros((0, game.num_actions), np.float32))
+
+
+def random_ntuple(name: str) -> Any:
+    """An n-tuple network of ``name`` with 4 tuples of 4 cells and seeded random weights."""
+    import numpy as np
+
+    from gameai.games.game import as_mnk
+    from gameai.models.ntuple import NtupleModel, random_walks
+
+    game = get_game(name)
+    tuples = random_walks(as_mnk(game), 4, 4, seed=1)
+    weights = np.random.default_rng(1).normal(0, 0.3, (4, 4 ** 4)).astype(np.float32)
+    return NtupleModel(game, ModelInfo(game=game.name, algorithm="random"), tuples=tuples,
+                       weights=weights)
 
 
 def new_store(url: str) -> ModelStore:

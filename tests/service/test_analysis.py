@@ -9,12 +9,11 @@ from collections.abc import Iterator
 
 import grpc
 import httpx
-import numpy as np
 import pytest
 
 from gameai.games import GameOver, get_game
 from gameai.games.positions import live_boards
-from gameai.models import ModelInfo, TableModel
+from gameai.models import TableModel
 from gameai.models.oracle import solver_model
 from gameai.store import RedisServer
 from service import core
@@ -23,30 +22,31 @@ from service.errors import UnknownModel
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from service.metrics import Metrics
 from service.registry import Registry
-from tests.service.conftest import RunningServer, new_store, weak_model
+from tests.service.conftest import (
+    RunningServer,
+    empty_model,
+    new_store,
+    random_ntuple,
+    weak_model,
+)
 
 TTT = get_game("tictactoe")
 MORRIS = "three-mens-morris"
-BIG = "mnk-4x5-4"  # 20 cells: no whole-game table within a small memory limit
-
-
-def empty_model(name: str) -> TableModel:
-    game = get_game(name)
-    return TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
-                      np.zeros(0, np.uint64), np.zeros((0, game.num_actions), np.float32))
+BIG = "mnk-4x5-4"
+C4 = "connect-four"  # 20 cells: no whole-game table within a small memory limit
 
 
 @pytest.fixture
 def registry(redis_server: RedisServer, perfect: TableModel) -> Iterator[Registry]:
     """tictactoe: perfect (production) and weak (alias ``weak``); morris: its solver's
-    model; mnk-4x5-4: a model that knows nothing."""
+    model; mnk-4x5-4: a model that knows nothing; connect-four: random n-tuples."""
     store = new_store(redis_server.url)
     for model, alias in ((perfect, "production"), (weak_model(), "weak"),
                          (solver_model(get_game(MORRIS)), "production"),
-                         (empty_model(BIG), "production")):
+                         (empty_model(BIG), "production"), (random_ntuple(C4), "production")):
         version = store.publish(model.to_bytes(), by="tests").version
         store.set_alias(game=model.game.name, alias=alias, version=version, by="tests")
-    registry = Registry(store, ("tictactoe", MORRIS, BIG), Metrics())
+    registry = Registry(store, ("tictactoe", MORRIS, BIG, C4), Metrics())
     registry.store_up = True
     registry.refresh()
     yield registry
@@ -111,6 +111,26 @@ def test_a_position_the_solver_cannot_afford_is_answered_without_exact_figures(
     assert "memory" in h.unsolved.lower()
     assert len(h.moves) == 20 and all(m.outcome is None for m in h.moves)
     assert h.line_end in ("X wins", "O wins", "draw", "continues")
+
+
+def test_connect_four_hints_come_from_the_search_within_its_time(registry) -> None:
+    """Connect Four's exact figures come from the alpha-beta search: a position late in a
+    game is solved; the opening is not within the server's 2 s, and says so."""
+    game = get_game(C4)
+    late = "26347743154354675146"  # 20 plies, columns from 1: X to move wins at once
+    solution = game.solve(game.parse_moves(late))  # (compiles the search first)
+    a = core.analyze(registry, game=C4, moves=late)
+    assert (a.analysis.outcome, a.analysis.distance) == (solution.outcome, solution.distance)
+    assert {m.move.index: m.outcome for m in a.analysis.moves} == \
+        {m.move: m.outcome for m in solution.moves}
+    evaluated = core.evaluate(registry, game=C4, moves=late)  # the same searched values
+    assert a.depth == evaluated.depth is not None
+    assert a.analysis.evaluation == evaluated.evaluation
+    shallow = core.analyze(registry, game=C4, moves=late, depth=0)
+    assert shallow.depth == 0 and shallow.analysis.moves[0].outcome is not None
+    opening = core.analyze(registry, game=C4, board=str(game.initial())).analysis
+    assert opening.outcome is None and "not solved within 2 s" in opening.unsolved
+    assert len(opening.moves) == 7 and opening.line
 
 
 def test_errors(registry) -> None:

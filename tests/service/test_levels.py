@@ -21,16 +21,19 @@ from service.errors import InvalidRequest
 from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from service.metrics import Metrics
 from service.registry import Registry
-from tests.service.conftest import RunningServer, weak_model
+from tests.service.conftest import RunningServer, random_ntuple, weak_model
 
 TTT = get_game("tictactoe")
 MORRIS = "three-mens-morris"
+C4 = "connect-four"
 
 
 @pytest.fixture
 def registry(store: ModelStore, perfect: TableModel) -> Registry:
     """tictactoe: version 1 perfect (production), version 2 knows nothing (canary at 30 %,
-    and the alias ``weak``); three-mens-morris: its solver's model."""
+    and the alias ``weak``); three-mens-morris: its solver's model; connect-four: an
+    n-tuple network of random weights (the rules alone must keep its levels legal and
+    take its wins)."""
     one = store.publish(perfect.to_bytes(), by="tests").version
     two = store.publish(weak_model().to_bytes(), by="tests").version
     store.set_alias(game="tictactoe", alias="production", version=one, by="tests")
@@ -38,16 +41,18 @@ def registry(store: ModelStore, perfect: TableModel) -> Registry:
     store.set_canary(game="tictactoe", version=two, weight=30, by="tests")
     morris = store.publish(solver_model(get_game(MORRIS)).to_bytes(), by="tests").version
     store.set_alias(game=MORRIS, alias="production", version=morris, by="tests")
-    registry = Registry(store, ("tictactoe", MORRIS), Metrics())
+    c4 = store.publish(random_ntuple(C4).to_bytes(), by="tests").version
+    store.set_alias(game=C4, alias="production", version=c4, by="tests")
+    registry = Registry(store, ("tictactoe", MORRIS, C4), Metrics())
     registry.store_up = True
     registry.refresh()
     return registry
 
 
-def morris_positions(limit: int) -> list[tuple[str, str]]:
-    """Reachable three-mens-morris positions (board, side to move), placements and
-    movements, by a seeded random walk."""
-    game, rng, found = get_game(MORRIS), random.Random(7), {}
+def walk_positions(name: str, limit: int) -> list[tuple[str, str]]:
+    """Reachable positions (board, side to move) of the game ``name`` by a seeded random
+    walk: for morris, placements and movements."""
+    game, rng, found = get_game(name), random.Random(7), {}
     while len(found) < limit:
         state = game.initial()
         while not state.is_over() and len(found) < limit:
@@ -58,10 +63,12 @@ def morris_positions(limit: int) -> list[tuple[str, str]]:
 
 def test_no_level_plays_an_illegal_move_and_strong_up_never_misses_a_win(registry) -> None:
     """Every live tictactoe position, with the perfect model and with one that knows
-    nothing (which would miss every win by its values), and morris positions with
-    movements: the move played is legal; from strong up it wins at once if any move does."""
+    nothing (which would miss every win by its values), morris positions with movements
+    and Connect Four positions (gravity): the move played is legal; from strong up it wins
+    at once if any move does."""
     cases = [("tictactoe", b, "", m) for b in live_boards(TTT) for m in ("1", "weak")]
-    cases += [(MORRIS, b, side, "") for b, side in morris_positions(400)]
+    cases += [(name, b, side, "") for name in (MORRIS, C4)
+              for b, side in walk_positions(name, 400)]
     missed_below_strong = 0
     for game, board, side, model in cases:
         state = get_game(game).parse(board, to_move=side)

@@ -160,23 +160,25 @@ class EvaluateBatchResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ...) -> None: ...
 
 class AnalyzeRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "to_move")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
     client_id: str
     moves: str
+    depth: int
     to_move: str
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., to_move: _Optional[str] = ...) -> None: ...
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ...) -> None: ...
 
 class AnalyzeResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end", "depth")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -188,6 +190,7 @@ class AnalyzeResponse(_message.Message):
     UNSOLVED_FIELD_NUMBER: _ClassVar[int]
     LINE_FIELD_NUMBER: _ClassVar[int]
     LINE_END_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
@@ -199,7 +202,8 @@ class AnalyzeResponse(_message.Message):
     unsolved: str
     line: _containers.RepeatedCompositeFieldContainer[MoveValue]
     line_end: str
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ...) -> None: ...
+    depth: int
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ..., depth: _Optional[int] = ...) -> None: ...
 
 class ListLevelsRequest(_message.Message):
     __slots__ = ("game",)
