@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gameai.cli.common import STORE_DOWN, USAGE, CommandError, write_atomically
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, memory_option, write_atomically
 
 if TYPE_CHECKING:
     from gameai.store import ModelStore
@@ -81,6 +81,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a.add_argument("--window-days", type=float, default=7.0, help="also keep versions the "
                    "history names within this many days (default 7)")
     a.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+    a = action("publish-exact", "build the exact solver's model of a game whose solver table "
+               "fits the memory limit, evaluate it and publish it as a version (algorithm "
+               "'solver': exact, not learned)", audited=True)
+    a.add_argument("--promote", action="store_true", help="also point production at it "
+                   "(pinned, as by promote, unless --no-pin)")
+    a.add_argument("--no-pin", action="store_true", help="with --promote: leave production "
+                   "unpinned")
+    memory_option(a)
 
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -272,8 +280,42 @@ def _gc(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     print(f"{game}: {verb} {_versions_text(deleted)}; kept {_versions_text(kept)}")
 
 
+def _publish_exact(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    import time
+
+    from gameai.games import TooLarge, get_game
+    from trainer.exact import exact_model
+
+    started = time.perf_counter()
+    try:
+        model = exact_model(get_game(game))
+    except TooLarge as e:
+        raise CommandError(f"cannot build the exact model of {game}: {e}") from e
+    seconds = time.perf_counter() - started
+    data = model.to_bytes()
+    record = store.publish(data, by=f"{_by(args)} (publish-exact)"[:200])
+    change = None
+    if args.promote:
+        change = store.set_alias(game=game, alias="production", version=record.version,
+                                 by=_by(args), pin=not args.no_pin)
+    report = model.info.evaluation
+    if args.json:
+        _print_json({"game": game, **record.to_json(), "seconds": round(seconds, 3),
+                     "promoted": change is not None, "evaluation": report})
+        return
+    print(f"published the exact solver's model of {game} as version {record.version} "
+          f"({len(data):,} bytes, built and evaluated in {seconds:.1f} s): algorithm solver, "
+          "not learned")
+    print(f"evaluation: {_figures(report)}")
+    if change is not None:
+        pinned = "" if args.no_pin else " (pinned: auto-promotion holds off until 'gameai " \
+            f"models release --game {game}')"
+        print(f"{game} production: {_v(change.from_version)} -> {record.version}{pinned}")
+
+
 ACTIONS = {"list": _list, "show": _show, "promote": _promote, "rollback": _rollback,
-           "pin": _pin, "release": _release, "canary": _canary, "history": _history,
+           "publish-exact": _publish_exact, "pin": _pin, "release": _release,
+           "canary": _canary, "history": _history,
            "export": _export, "import": _import, "gc": _gc}
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gameai.cli.common import USAGE, CommandError
+from gameai.cli.common import USAGE, CommandError, memory_option
 from gameai.cli.processes import (
     Child,
     StopSignal,
@@ -60,6 +60,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "trainer of the Nth game of --games uses the port N-1 above it")
     p.add_argument("--data-dir", metavar="DIR", help="where the embedded Redis keeps the "
                    "models (default: $GAMEAI_DATA_DIR or ~/.local/share/gameai)")
+    p.add_argument("--exact", action="store_true",
+                   help="serve the exact solver's model of each game that has no production "
+                   "version yet and whose solver table fits the memory limit (published as "
+                   "algorithm 'solver', not learned; its trainer then idles, as production "
+                   "is perfect)")
+    memory_option(p)
     p.set_defaults(func=run_up)
 
 
@@ -123,6 +129,10 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
          stop: StopSignal) -> int:
     games: tuple[str, ...] = args.games
     production = _production_versions(url, settings.prefix, games)
+    exact: dict[str, str] = {}
+    if args.exact:
+        exact = _publish_exact(url, settings.prefix, [g for g in games if not production[g]])
+        production = _production_versions(url, settings.prefix, games)
     env = {k: v for k, v in os.environ.items() if k != "GAMEAI_STORE_URL_FILE"}
     env |= {"GAMEAI_STORE_URL": url, "GAMEAI_STORE_PREFIX": settings.prefix}
     gameai = [sys.executable, "-m", "gameai"]
@@ -140,7 +150,9 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
     children = [server, *trainers]
     print(f"store: {settings.where}")
     for game in games:
-        if production[game]:
+        if game in exact:
+            print(f"  {game}: {exact[game]}")
+        elif production[game]:
             print(f"  {game}: production is version {production[game]}, reused")
         else:
             print(f"  {game}: no model yet: its trainer learns one first")
@@ -201,6 +213,33 @@ def _production_versions(url: str, prefix: str, games: tuple[str, ...]
         return {game: store.resolve(game=game, ref="production") for game in games}
     finally:
         store.close()
+
+
+def _publish_exact(url: str, prefix: str, games: list[str]) -> dict[str, str]:
+    """Publish and promote (unpinned) the exact model of each of ``games`` that fits the
+    memory limit; what ``up`` says about each."""
+    from gameai.games import TooLarge, get_game
+    from gameai.store import ModelStore
+    from trainer.exact import exact_model
+
+    said = {}
+    store = ModelStore.from_url(url, prefix=prefix)
+    try:
+        for game in games:
+            print(f"  {game}: building the exact solver's model ...", flush=True)
+            try:
+                model = exact_model(get_game(game))
+            except TooLarge as e:
+                said[game] = f"no exact model ({e}); its trainer learns one"
+                continue
+            record = store.publish(model.to_bytes(), by="gameai up --exact")
+            store.set_alias(game=game, alias="production", version=record.version,
+                            by="gameai up --exact")
+            said[game] = (f"serving the exact solver's model, version {record.version} "
+                          "(algorithm solver, not learned)")
+    finally:
+        store.close()
+    return said
 
 
 def _check(children: list[Child], stop: StopSignal) -> None:

@@ -34,7 +34,7 @@ def model_file(folder: Path, seed: int, **evaluation: float) -> Path:
     return path
 
 
-AUDITED = {"promote", "rollback", "pin", "release", "canary", "import", "gc"}
+AUDITED = {"promote", "rollback", "pin", "release", "canary", "import", "gc", "publish-exact"}
 
 
 class Cli:
@@ -261,3 +261,36 @@ def test_the_store_url_comes_from_the_environment_or_a_file(redis_url, tmp_path)
                      env={"GAMEAI_STORE_URL_FILE": str(secret)})
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout)["versions"][0]["sha256"] == json.loads(out.stdout)["sha256"]
+
+
+def test_publish_exact_publishes_the_solvers_model_labelled_as_such(cli, redis_url):
+    shown = cli.json("publish-exact", "--promote")
+    assert shown["version"] == 1 and shown["promoted"]
+    assert shown["evaluation"]["optimal_move_rate"] == 1.0
+    assert shown["evaluation"]["losses_as_x"] == shown["evaluation"]["losses_as_o"] == 0
+    store = ModelStore.from_url(redis_url)
+    try:
+        record = store.version(game="tictactoe", version=1)
+        assert record.info["algorithm"] == "solver" and record.info["params"]["exact"]
+        assert record.info["games_played"] == 0
+        assert "not learned" in record.info["params"]["source"]
+        assert store.rollout(game="tictactoe").production == 1
+        assert store.rollout(game="tictactoe").pin is not None  # an operator's choice
+        assert store.load(game="tictactoe", version=1).info.evaluation == shown["evaluation"]
+    finally:
+        store.close()
+    code, out, _ = cli("publish-exact")
+    assert code == 0 and "as version 2" in out and "algorithm solver, not learned" in out
+
+
+def test_publish_exact_refuses_a_game_whose_table_does_not_fit_in_one_line(cli, redis_url,
+                                                                          monkeypatch):
+    monkeypatch.delenv("GAMEAI_MEMORY_LIMIT", raising=False)  # --memory-limit sets it: undo
+    code, _, err = cli("publish-exact", "--memory-limit", "64M", game="four-in-a-row")
+    assert code == 1 and err.count("\n") == 1
+    assert "four-in-a-row" in err and "over the memory limit of 64.0 MB" in err
+    store = ModelStore.from_url(redis_url)
+    try:
+        assert store.versions(game="four-in-a-row") == []
+    finally:
+        store.close()

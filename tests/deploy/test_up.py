@@ -115,3 +115,25 @@ def test_an_unknown_game_is_refused_before_anything_starts(tmp_path: Path) -> No
     result = up(tmp_path, "--games", "tictactoe,chess")
     assert result.returncode == 2 and "unknown game 'chess'" in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_up_exact_serves_the_solvers_model_labelled_as_such(tmp_path: Path) -> None:
+    """``--exact``: a game with no production version is served at once by the exact
+    solver's model, published as algorithm 'solver' (not learned); its trainer idles."""
+    from tests.deploy.test_live import start_up
+
+    up = start_up(tmp_path / "data", "--games", "tictactoe", "--exact")
+    try:
+        up.wait_for("gameai is up:", timeout=300)
+        assert ("tictactoe: serving the exact solver's model, version 1 (algorithm solver, "
+                "not learned)") in up.text
+        assert "still training" not in up.text
+        with httpx.Client(base_url=f"http://127.0.0.1:{up.http}", timeout=10) as client:
+            answer = client.post("/v1/games/tictactoe/best-move",
+                                 json={"board": "XX-|OO-|---"}).json()
+            assert answer["model_version"] == 1 and answer["move"]["index"] == 2
+            model = client.get("/v1/games/tictactoe/models/1").json()
+            assert "'algorithm': 'solver'" in str(model), model
+    finally:
+        code = up.stop()
+    assert code == 0, up.text
