@@ -49,7 +49,8 @@ def markdown(report: dict[str, Any]) -> str:
     """A game's calibration as the Markdown table docs/levels.md shows (``gameai bench
     levels --markdown``)."""
     model = report["model"]
-    lines = [f"**{report['game']}** ({model.get('algorithm', '?')} model; "
+    searched = f" searched {report['depth']} deep" if report.get("depth") is not None else ""
+    lines = [f"**{report['game']}** ({model.get('algorithm', '?')} model{searched}; "
              f"{report['games']:,} games per cell, seed {report['seed']}, load "
              f"{report['load_average'][0]}): won / drawn / lost, %",
              "",
