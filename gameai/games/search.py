@@ -37,6 +37,7 @@ from gameai.games.solver import MoveOutcome, Solution, describe_score
 
 DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
 SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
+MIN_TT_BITS = 16  # 1.5 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
@@ -337,5 +338,11 @@ def _solution(board: Board, scores: dict[int, int]) -> Solution:
 
 @lru_cache(maxsize=2)
 def searcher(game: MnkGame) -> Searcher:
-    """The shared searcher of ``game`` (its table persists between calls)."""
-    return Searcher(game)
+    """The shared searcher of ``game`` (its table persists between calls), with the
+    default table or, under a tight memory limit, the largest that takes at most half
+    of it (down to ``MIN_TT_BITS``; below that, :class:`OverBudget`)."""
+    limit = budget.memory_limit().bytes
+    bits = DEFAULT_TT_BITS
+    while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
+        bits -= 1
+    return Searcher(game, tt_bits=bits)
