@@ -30,6 +30,7 @@ from gameai.games.game import MnkGame as Game
 SAMPLES = 4096  # boards sampled per layer
 HELD = 26  # bytes a held position takes beyond its children index (keys, x, o, won, over)
 TABLE_EXTRA = 46  # bytes a position while the whole-game table is concatenated and sorted
+ANALYZE_EXTRA = 64  # bytes a position for gameai analyze's game counts (measured: 33-62)
 SECONDS_PER_POSITION = (0.4e-6, 0.2e-6)  # a + b * symmetries, one core, measured unloaded
 
 
@@ -71,6 +72,16 @@ def solve_estimate(game: Game) -> Estimate:
     a, b = SECONDS_PER_POSITION
     seconds = layers.total * (a + b * len(game.symmetries))
     return Estimate(f"solving the whole of {game.name}", int(peak), seconds, layers.total)
+
+
+def analyze_estimate(game: Game) -> Estimate:
+    """Memory and time of ``gameai analyze``: the solve and the game counts of every
+    position (all games, and those without stupid moves)."""
+    solve = solve_estimate(game)
+    positions = solve.positions or 0
+    return Estimate(f"analysing the whole of {game.name}",
+                    solve.bytes + positions * ANALYZE_EXTRA, (solve.seconds or 0.0) * 3,
+                    positions)
 
 
 @lru_cache(maxsize=32)
