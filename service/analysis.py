@@ -21,6 +21,7 @@ Evaluate = Callable[[State], Evaluation]
 
 LINE_PLIES = 60  # the longest principal line shown
 SOLUTIONS_KEPT = 50_000
+SOLVES_AT_ONCE = 2
 SOLVE_SECONDS = 2.0  # a search (Connect Four) past this answers without exact figures
 
 
@@ -58,13 +59,17 @@ class _Solutions:
     def __init__(self) -> None:
         self._kept: dict[tuple[str, str], Solution | str] = {}
         self._lock = threading.Lock()
+        # solves at once: a flood of hints on unsolved positions takes these cores at most,
+        # never every thread of the pool
+        self._solving = threading.BoundedSemaphore(SOLVES_AT_ONCE)
 
     def get(self, game: Game, state: State) -> Solution | str:
         key = (game.name, f"{state} {state.to_move}")
         found = self._kept.get(key)
         if found is None:
             try:
-                found = game.solve(state, time_limit=SOLVE_SECONDS)
+                with self._solving:
+                    found = game.solve(state, time_limit=SOLVE_SECONDS)
             except TooLarge as e:
                 found = f"no exact solution: {e}"
             with self._lock:

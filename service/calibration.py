@@ -34,14 +34,20 @@ def load_calibration(path: Path = CALIBRATION_FILE) -> dict[str, dict[str, Any]]
     return data if isinstance(data, dict) else {}
 
 
-def summary(level: dict[str, Any]) -> str:
-    """One level's figures in words, as the level picker shows them."""
+def summary(level: dict[str, Any], report: dict[str, Any] | None = None) -> str:
+    """One level's figures in words, as the level picker shows them (``report``, the
+    game's: whether its perfect opponent was a search, and how much of it was proved)."""
     def pct(tally: dict[str, Any], rate: str) -> str:
         return f"{round(100 * tally[rate]['value'])}%"
 
     random, perfect = level["random"], level["perfect"]
+    opponent = "perfect play"
+    how = (report or {}).get("perfect_opponent", {})
+    if how.get("solver") == "search":
+        opponent = (f"the solver's search (perfect in {round(100 * how['proved_share'])}% "
+                    "of its moves)")
     return (f"wins {pct(random['X'], 'win_rate')} of games against a random player as X, "
-            f"{pct(random['O'], 'win_rate')} as O; against perfect play it loses "
+            f"{pct(random['O'], 'win_rate')} as O; against {opponent} it loses "
             f"{pct(perfect['X'], 'loss_rate')} as X, {pct(perfect['O'], 'loss_rate')} as O")
 
 
@@ -49,7 +55,8 @@ def markdown(report: dict[str, Any]) -> str:
     """A game's calibration as the Markdown table docs/levels.md shows (``gameai bench
     levels --markdown``)."""
     model = report["model"]
-    lines = [f"**{report['game']}** ({model.get('algorithm', '?')} model; "
+    searched = f" searched {report['depth']} deep" if report.get("depth") is not None else ""
+    lines = [f"**{report['game']}** ({model.get('algorithm', '?')} model{searched}; "
              f"{report['games']:,} games per cell, seed {report['seed']}, load "
              f"{report['load_average'][0]}): won / drawn / lost, %",
              "",
@@ -91,7 +98,7 @@ def level_entries(levels: tuple[Level, ...], report: dict[str, Any] | None
         entry = level.to_json()
         measured = (report or {}).get("levels", {}).get(level.name)
         if measured:
-            entry["summary"] = summary(measured)
+            entry["summary"] = summary(measured, report)
             entry["calibration"] = measured
         out.append(entry)
     return out

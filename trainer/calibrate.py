@@ -27,14 +27,14 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gameai.games import Game, State, TooLarge
-from gameai.games.search import SearchTimeout
+from gameai.games.search import MoveBounds, SearchTimeout
 from gameai.models import Model
 from gameai.models.levels import LEVELS, Level, choose, winning_actions
 from gameai.models.model import MoveValue
@@ -86,7 +86,7 @@ class PerfectPlayer:
 class SearchPlayer(PerfectPlayer):
     """Perfect play for games past the whole-game tables: each position solved by the
     game's search within ``time_limit`` seconds. Where the search runs out of time, the
-    move with the best proved lower bound is played (drawn among ties), and counted in
+    move with the best proved bounds is played (:meth:`_best_bound`), and counted in
     :attr:`guessed_moves`: the opponent is then perfect only as far as was proved."""
 
     def __init__(self, game: Game, *, time_limit: float) -> None:  # no table to read
@@ -103,15 +103,25 @@ class SearchPlayer(PerfectPlayer):
                 solution = self.game.solve(state, time_limit=self.time_limit)
                 found = solution.optimal_moves
             except SearchTimeout as e:
-                lower = {mb.move: mb.lower for mb in e.partial.moves}
-                best = max(lower.values())
-                found = tuple(a for a in sorted(lower) if lower[a] == best)
+                found = (self._best_bound(e.partial.moves),)
                 self._guessed.add(state.key)
             self._optimal[state.key] = found
         return found
 
     def proved(self, state: State) -> bool:
         return state.key not in self._guessed
+
+    def _best_bound(self, bounds: Sequence[MoveBounds]) -> int:
+        """The move with the best proved lower bound, then upper bound, then nearest the
+        board's centre (where the bounds say nothing, as in an opening: the centre is
+        Connect Four's best first move and a sound rule of thumb on any m,n,k board)."""
+        game = self.game
+        centre_row, centre_col = (game.rows - 1) / 2, (game.cols - 1) / 2
+
+        def rank(mb: MoveBounds) -> tuple[int, int, float]:
+            row, col = divmod(game.split_action(mb.move)[1], game.cols)
+            return (mb.lower, mb.upper, -abs(col - centre_col) - abs(row - centre_row) / 8)
+        return max(bounds, key=rank).move
 
 
 def perfect_player(game: Game, *, time_limit: float = 1.0) -> PerfectPlayer:
@@ -128,17 +138,24 @@ def random_player(state: State, rng: random.Random) -> int:
 
 
 class LevelPlayers:
-    """The levels of one model, sharing one cache of its evaluations."""
+    """The levels of one model, sharing one cache of its evaluations; a model that searches
+    plays by its search ``depth`` plies deep, as the server does."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, depth: int | None = None) -> None:
         self.model = model
+        self.depth = depth
         self._seen: dict[int, tuple[tuple[MoveValue, ...], tuple[int, ...]]] = {}
+
+    def _evaluate(self, state: State) -> tuple[MoveValue, ...]:
+        if self.depth is None:
+            return self.model.evaluate(state).moves
+        return self.model.search(state, self.depth).moves
 
     def player(self, level: Level) -> Player:
         def play(state: State, rng: random.Random) -> int:
             found = self._seen.get(state.key)
             if found is None:
-                found = self._seen[state.key] = (self.model.evaluate(state).moves,
+                found = self._seen[state.key] = (self._evaluate(state),
                                                  winning_actions(state))
             return choose(level, found[0], found[1], rng).action_id
         return play
@@ -210,11 +227,13 @@ def _interval(value: float, low: float, high: float) -> dict[str, float]:
 
 
 def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
-              time_limit: float = 1.0, progress: Callable[[int], None] | None = None
-              ) -> dict[str, Any]:
+              time_limit: float = 1.0, depth: int | None = None,
+              progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every level against perfect and random play, ``games`` games per side and opponent.
 
     Args:
+        depth: for a model that searches, how deep (default: the model's own default, the
+            server's).
         time_limit: seconds the search may take on a position, for a game past the
             whole-game tables (:class:`SearchPlayer`).
         progress: called with the number of games just played (for a progress bar).
@@ -223,7 +242,9 @@ def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
     rng = random.Random(seed)
     perfect = perfect_player(game, time_limit=time_limit)
     opponents: dict[str, Player] = {"perfect": perfect, "random": random_player}
-    players = LevelPlayers(model)
+    if depth is None:
+        depth = model.default_depth
+    players = LevelPlayers(model, depth)
     results: dict[str, dict[str, dict[str, Tally]]] = {}
     for name, level in LEVELS.items():
         me = players.player(level)
@@ -246,7 +267,8 @@ def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
     levels = {name: _level_json(tallies) for name, tallies in results.items()}
     order = list(_order(results))
     moves = perfect.exact_moves + perfect.guessed_moves
-    return {"game": game.name, "model": model.info.to_json(), "games": games, "seed": seed,
+    return {"game": game.name, "model": model.info.to_json(), "depth": depth,
+            "games": games, "seed": seed,
             "perfect_opponent": {
                 "solver": "search" if isinstance(perfect, SearchPlayer) else "table",
                 "time_limit": time_limit if isinstance(perfect, SearchPlayer) else None,

@@ -28,6 +28,7 @@ coherence learning's ``|sum of its updates| / sum of |updates|`` (Beal and Smith
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba as nb
@@ -54,7 +55,7 @@ from gameai.models.ntuple_kernels import (
 )
 from trainer.learner import Learner, Params, require
 from trainer.schedules import annealed
-from trainer.selfplay import U64, below, greedy, random_opening, uniform
+from trainer.selfplay import U64, below, greedy, random_opening, seed_state, uniform
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class NtupleParams(Params):
     epsilon_halflife: float = 20_000.0
     tcl: bool = False
     exploring_starts: float = 0.0
+    actors: int = 1  # parallel self-play threads, each on its own copy of the weights
+    sync_games: int = 512  # games between merges of the actors' weights (their mean)
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -84,6 +87,8 @@ class NtupleParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
         require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
+        require(1 <= self.actors <= 64, "actors", "from 1 to 64")
+        require(self.sync_games >= self.actors, "sync_games", "at least actors")
 
 
 class NtupleLearner(Learner):
@@ -111,6 +116,9 @@ class NtupleLearner(Learner):
         shape = self.weights.shape if p.tcl else (0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
+        # each actor's own generator, seeded from the learner's seed and its number
+        self.actor_rngs = [seed_state(seed * 1_000_003 + i + 1) for i in range(p.actors)]
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def exploration(self) -> float:
@@ -122,8 +130,43 @@ class NtupleLearner(Learner):
         schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
                              p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts],
                             dtype=np.float64)
-        play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
-                   played, schedule, stats)
+        if p.actors == 1:
+            play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
+                       played, schedule, stats)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(p.actors, thread_name_prefix="ntuple-actor")
+        done = 0
+        while done < games or games == 0:
+            chunk = min(p.sync_games, games - done)
+            self._parallel_round(chunk, played + done, schedule, stats)
+            done += chunk
+            if games == 0:
+                break
+
+    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
+                        stats: np.ndarray) -> None:
+        """``games`` games shared among the actors, each on a copy of the weights, then
+        the weights (and temporal coherence's sums) set to the mean of the copies: the
+        same for the same seed and number of actors, whatever the threads' timing."""
+        k = self.params.actors
+        shares = [games // k + (i < games % k) for i in range(k)]
+        starts = np.cumsum([0, *shares[:-1]])
+        weights = [self.weights.copy() for _ in range(k)]
+        sums = [self.tcl_sum.copy() for _ in range(k)]
+        sizes = [self.tcl_abs.copy() for _ in range(k)]
+        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
+        assert self._pool is not None
+        futures = [self._pool.submit(play_games, self.net, weights[i], sums[i], sizes[i],
+                                     self.actor_rngs[i], shares[i], played + int(starts[i]),
+                                     schedule, counts[i]) for i in range(k)]
+        for future in futures:
+            future.result()
+        np.mean(weights, axis=0, out=self.weights)
+        if self.tcl_sum.size:
+            np.mean(sums, axis=0, out=self.tcl_sum)
+            np.mean(sizes, axis=0, out=self.tcl_abs)
+        stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
         return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
@@ -140,7 +183,7 @@ class NtupleLearner(Learner):
         self.weights[:] = model.weights
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
 def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: int,
                played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws

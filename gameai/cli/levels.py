@@ -32,6 +32,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "by (default: the game's exact model, from its solver)")
     p.add_argument("--version", help="instead of --model: a stored version of --game "
                    "(number, alias or 'latest')")
+    p.add_argument("--depth", type=int, metavar="D", help="a model that searches (n-tuple "
+                   "networks): how deep (default: the model's default, as the server plays)")
     p.add_argument("--time-limit", type=float, default=1.0, metavar="S",
                    help="games past the whole-game tables (Connect Four): seconds the search "
                    "may spend on a position of the perfect opponent (default 1)")
@@ -57,7 +59,8 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     with Progress(total=16 * args.games, desc=f"levels of {game.name}",
                   enabled=not args.json) as bar:
         report = calibrate(game, model, games=args.games, seed=args.seed,
-                           time_limit=args.time_limit, progress=bar.advance)
+                           time_limit=args.time_limit, depth=args.depth,
+                           progress=bar.advance)
     if args.save is not None:
         _save(report, args.save)
     if args.markdown:
@@ -101,7 +104,9 @@ def levels_text(report: dict[str, Any]) -> str:
     """The calibration as a table: per level and match-up, wins / draws / losses in percent
     (the win rate's 95% interval), then the mean score and the order check."""
     model = report["model"]
-    lines = [f"{report['game']}: levels playing by the {model.get('algorithm', '?')} model, "
+    searched = f" searched {report['depth']} deep" if report.get("depth") is not None else ""
+    lines = [f"{report['game']}: levels playing by the {model.get('algorithm', '?')} model"
+             f"{searched}, "
              f"{report['games']:,} games per level, opponent and side (seed {report['seed']}; "
              f"{report['seconds']} s, load {report['load_average'][0]})",
              f"{'level':<9} {'vs perfect as X':>22} {'vs perfect as O':>22} "

@@ -16,6 +16,7 @@ it serves boards of up to 64 cells (Connect Four's 42 included).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -31,7 +32,7 @@ from gameai.games.keys import U64, masks_from_base3, transform_mask
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
 from gameai.models.model import F32, Evaluation, Model
-from gameai.models.ntuple_kernels import Net, move_values, search_values
+from gameai.models.ntuple_kernels import Net, move_values, search_many, search_values
 
 # The search depth a server uses when a request gives none, per game: the deepest whose
 # p99 latency at 8 concurrent clients stays within 10 ms on the 2-core machine
@@ -173,15 +174,34 @@ class NtupleModel(Model):
     def _arrays(self) -> dict[str, npt.NDArray[Any]]:
         return {"tuples": self.tuples, "weights": self.weights}
 
+    policy_depth: int | None = None  # set by :meth:`with_search`
+
+    def with_search(self, depth: int) -> NtupleModel:
+        """The same network answering every query by its search ``depth`` plies deep: the
+        policy a server plays at that depth, for the evaluator and the judges (not
+        stored: the artifact is the network)."""
+        if depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {depth}")
+        twin = copy.copy(self)
+        twin.policy_depth = depth
+        return twin
+
     def values_of_masks(self, x: U64, o: U64) -> F32:
-        """Move values of positions ``(x, o)`` in their own orientation (NaN: illegal)."""
+        """Move values of positions ``(x, o)`` in their own orientation (NaN: illegal):
+        the network's, or its search's after :meth:`with_search`."""
         out = np.empty((len(x), self.game.cells), dtype=np.float32)
         if len(x):
-            move_values(self.net, self.weights, np.ascontiguousarray(x, dtype=np.uint64),
-                        np.ascontiguousarray(o, dtype=np.uint64), out)
+            x = np.ascontiguousarray(x, dtype=np.uint64)
+            o = np.ascontiguousarray(o, dtype=np.uint64)
+            if self.policy_depth is None:
+                move_values(self.net, self.weights, x, o, out)
+            else:
+                search_many(self.net, self.weights, x, o, self.policy_depth, out)
         return out
 
     def evaluate(self, board: State) -> Evaluation:
+        if self.policy_depth is not None:
+            return self.search(board, self.policy_depth)
         self._check(board)
         b = _board(board)
         row = self.values_of_masks(np.array([b.x], np.uint64), np.array([b.o], np.uint64))[0]

@@ -240,48 +240,86 @@ def _leaf(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64]
     return NET_SCALE * np.tanh(afterstate_sum(net, W, idx[m], states[m], base[m], cell))
 
 
-# Not cached: numba's cache cannot reload a recursive function (a segmentation fault);
-# compiling both takes about a second, done when a server warms a model.
-@nb.njit
+@nb.njit(cache=True)
 def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64],
              x: np.uint64, o: np.uint64, m: int, depth: int, alpha: float, beta: float,
              ply: int) -> float:
     """The value for ``m``, to move at ``(x, o)`` (unfinished), of searching ``depth`` more
-    plies after its move (``ply``: this move's distance from the root, 1 for the root's)."""
-    mine = x if m == 0 else o
-    theirs = o if m == 0 else x
-    occupied = x | o
-    legal = playable(net, occupied)
-    for c in range(net.cells):
-        bit = _ONE << np.uint64(c)
-        if legal & bit and wins(net, mine | bit, c):
-            return 1.0 - WIN_STEP * (ply - 1)
-    best = -2.0
-    for i in range(net.cells):
-        c = net.order[i]
-        bit = _ONE << np.uint64(c)
-        if not legal & bit:
+    plies after its move (``ply``: this move's distance from the root, 1 for the root's):
+    alpha-beta negamax, iterative (an explicit stack of frames, so that numba caches it;
+    it cannot cache a recursive function)."""
+    n = depth + 1
+    fx = np.empty(n, dtype=np.uint64)
+    fo = np.empty(n, dtype=np.uint64)
+    legal = np.empty(n, dtype=np.uint64)
+    fa = np.empty(n)
+    fb = np.empty(n)
+    best = np.empty(n)
+    nxt = np.empty(n, dtype=np.int64)  # the next index into net.order to try
+    move = np.empty(n, dtype=np.int64)  # the move being searched below
+    sp = 0
+    fx[0], fo[0], fa[0], fb[0] = x, o, alpha, beta
+    entering = True
+    ret = 0.0
+    while True:
+        side = (m + sp) & 1
+        mine = fx[sp] if side == 0 else fo[sp]
+        theirs = fo[sp] if side == 0 else fx[sp]
+        occupied = fx[sp] | fo[sp]
+        done = False
+        if entering:
+            entering = False
+            legal[sp] = playable(net, occupied)
+            best[sp] = -2.0
+            nxt[sp] = 0
+            for c in range(net.cells):
+                bit = _ONE << np.uint64(c)
+                if legal[sp] & bit and wins(net, mine | bit, c):
+                    best[sp] = 1.0 - WIN_STEP * (ply + sp - 1)
+                    done = True
+                    break
+        else:  # a child's value has come back
+            _play(net, W, states, idx, base, side, move[sp], True)
+            v = -ret
+            if v > best[sp]:
+                best[sp] = v
+            if best[sp] > fa[sp]:
+                fa[sp] = best[sp]
+            done = fa[sp] >= fb[sp]
+        while not done and nxt[sp] < net.cells:
+            c = net.order[nxt[sp]]
+            nxt[sp] += 1
+            bit = _ONE << np.uint64(c)
+            if not legal[sp] & bit:
+                continue
+            if (occupied | bit) == net.full:
+                v = 0.0
+            elif sp == depth:
+                v = _leaf(net, W, states, idx, base, side, mine, theirs, c, ply + sp)
+            else:
+                _play(net, W, states, idx, base, side, c, False)
+                move[sp] = c
+                fx[sp + 1] = fx[sp] | bit if side == 0 else fx[sp]
+                fo[sp + 1] = fo[sp] | bit if side == 1 else fo[sp]
+                fa[sp + 1] = -fb[sp]
+                fb[sp + 1] = -fa[sp]
+                sp += 1
+                entering = True
+                break
+            if v > best[sp]:
+                best[sp] = v
+            if best[sp] > fa[sp]:
+                fa[sp] = best[sp]
+            done = fa[sp] >= fb[sp]
+        if entering:
             continue
-        if (occupied | bit) == net.full:
-            v = 0.0
-        elif depth == 0:
-            v = _leaf(net, W, states, idx, base, m, mine, theirs, c, ply)
-        else:
-            _play(net, W, states, idx, base, m, c, False)
-            nx, no = (x | bit, o) if m == 0 else (x, o | bit)
-            v = -_negamax(net, W, states, idx, base, nx, no, 1 - m, depth - 1, -beta,
-                          -alpha, ply + 1)
-            _play(net, W, states, idx, base, m, c, True)
-        if v > best:
-            best = v
-        if best > alpha:
-            alpha = best
-        if alpha >= beta:
-            break
-    return best
+        ret = best[sp]  # every move tried, or a cut-off
+        if sp == 0:
+            return ret
+        sp -= 1
 
 
-@nb.njit
+@nb.njit(cache=True)
 def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out: F32) -> None:
     """Each legal move's value for the side to move at ``(x, o)`` (valid, unfinished) by
     alpha-beta ``depth`` plies beyond it over the network's values (NaN where illegal).
@@ -318,3 +356,10 @@ def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out:
             out[c] = -_negamax(net, W, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
                                2.0, 2)
             _play(net, W, states, idx, base, m, c, True)
+
+
+@nb.njit(cache=True)
+def search_many(net: Net, W: F32, x: U64, o: U64, depth: int, out: F32) -> None:
+    """:func:`search_values` of each position ``(x[i], o[i])`` into ``out[i]``."""
+    for i in range(x.shape[0]):
+        search_values(net, W, x[i], o[i], depth, out[i])

@@ -178,3 +178,13 @@ def test_rest_and_grpc_give_the_same_hints_and_levels(server: RunningServer) -> 
         assert http.post("/v1/games/tictactoe/analyze",
                          json={"board": "XXX|OO-|---"}).status_code == 409
         assert http.get("/v1/games/chess/levels").status_code == 404
+
+
+def test_a_summary_says_when_the_perfect_opponent_was_a_search() -> None:
+    from service.calibration import summary
+
+    level = load_calibration()["tictactoe"]["levels"]["casual"]
+    assert "against perfect play it loses" in summary(level)
+    searched = {"perfect_opponent": {"solver": "search", "proved_share": 0.564}}
+    assert "against the solver's search (perfect in 56% of its moves) it loses" in \
+        summary(level, searched)

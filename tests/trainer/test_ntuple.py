@@ -89,3 +89,21 @@ def test_impossible_geometry_is_refused(ttt):
         make_learner(ttt, "ntuple", params={"length": "10"})
     with pytest.raises(CannotTrain, match="patterns"):
         make_learner(ttt, "ntuple", params={"patterns": "0,1;2"})
+
+
+def test_parallel_actors_are_deterministic_and_learn(ttt):
+    def trained(actors, seed=3):
+        learner = make_learner(ttt, "ntuple", seed=seed,
+                               params={"actors": str(actors), "sync_games": "256"})
+        stats = learner.play(4000)
+        assert stats.games == 4000 == stats.x_wins + stats.o_wins + stats.draws
+        return learner
+
+    two = trained(2)
+    assert np.array_equal(two.weights, trained(2).weights)  # whatever the threads' timing
+    assert not np.array_equal(two.weights, trained(1).weights)
+    model = two.export()
+    assert losses(model, side="X") + losses(model, side="O") < losses(
+        make_learner(ttt, "ntuple").export(), side="X")
+    with pytest.raises(BadParameter, match="sync_games"):
+        make_learner(ttt, "ntuple", params={"actors": "4", "sync_games": "2"})

@@ -1,0 +1,68 @@
+"""``gameai bench ntuple``: an n-tuple model's serving latency and strength (issue 14).
+
+Imports only the standard library at load time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from gameai.cli.common import CommandError
+from gameai.cli.train import read_model
+
+
+def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gameai bench ntuple``."""
+    p = sub.add_parser(
+        "ntuple", help="an n-tuple model: best-move latency by search depth, strength",
+        description="Serve an n-tuple model from a real server and time best-move at each "
+        "search depth with concurrent clients (p50, p99); judge the network alone and with "
+        "each depth against the exhaustive opponent (four-in-a-row and smaller).")
+    p.add_argument("--model", required=True, metavar="FILE", help="an n-tuple model file")
+    p.add_argument("--depths", default="0,1,2,3,4", help="comma-separated (default 0-4)")
+    p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
+    p.add_argument("--seconds", type=float, default=5.0, help="per depth (default 5)")
+    p.add_argument("--selfplay", type=int, default=0, metavar="GAMES",
+                   help="also time self-play (learning included) with 1 and 2 parallel "
+                   "actors, GAMES games a round, rounds alternating")
+    p.add_argument("--skip-latency", action="store_true")
+    p.add_argument("--skip-strength", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_ntuple)
+
+
+def run_bench_ntuple(args: argparse.Namespace) -> int:
+    from gameai.models import NtupleModel
+    from trainer.ntuple_bench import latency, strength
+
+    model = read_model(args.model)
+    if not isinstance(model, NtupleModel):
+        raise CommandError(f"{args.model} is a {model.kind} model, not an n-tuple network")
+    try:
+        depths = [int(d) for d in args.depths.split(",") if d.strip()]
+    except ValueError as e:
+        raise CommandError(f"--depths: {args.depths!r} is not a list of numbers") from e
+    if not depths or min(depths) < 0 or max(depths) > 20:
+        raise CommandError("--depths: give depths from 0 to 20")
+    say = (lambda _text: None) if args.json else print
+    report: dict[str, Any] = {"model": args.model, "game": model.game.name}
+    if not args.skip_latency:
+        report["latency"] = latency(model, depths=depths, clients=args.clients,
+                                    seconds=args.seconds, progress=say)
+    if not args.skip_strength and model.game.cells <= 16:
+        report["strength"] = strength(model, depths=depths, progress=say)
+    if args.selfplay:
+        from trainer.ntuple_bench import selfplay
+
+        report["selfplay"] = selfplay(model.game, games=args.selfplay, progress=say,
+                                      params=_shape(model))
+    if args.json:
+        print(json.dumps(report))
+    return 0
+
+
+def _shape(model: Any) -> dict[str, Any]:
+    """Learner parameters that give a network of the model's shape."""
+    return {"tuples": model.tuples.shape[0], "length": model.tuples.shape[1],
+            "states": model.states}

@@ -1,0 +1,178 @@
+"""``gameai bench ntuple``: the figures of issue 14 for an n-tuple model.
+
+* ``latency``: a real ``gameai serve`` process (two workers) over an embedded Redis holding
+  the model; ``clients`` concurrent REST clients ask ``best-move`` at each search depth
+  for distinct positions (so no answer comes from the server's cache), p50 and p99;
+* ``strength``: the exhaustive opponent's losing lines against the network alone and with
+  the search at each depth (boards small enough for it: four-in-a-row and below).
+
+Every figure is printed with the load average it was measured under.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gameai.games import Board, Game
+from gameai.models import NtupleModel
+from service.bench import percentile, serving
+from trainer.evaluate import line_outcomes
+
+
+def random_positions(game: Game, count: int, seed: int = 0) -> list[str]:
+    """``count`` distinct unfinished positions of random play, as board texts."""
+    rng = np.random.default_rng(seed)
+    seen: dict[str, None] = {}
+    tries = 0
+    while len(seen) < count and tries < count * 20:
+        tries += 1
+        board = game.initial()
+        assert isinstance(board, Board)
+        for _ in range(int(rng.integers(0, game.cells - 1))):
+            moves = board.legal_moves()
+            after = board.play(moves[int(rng.integers(len(moves)))])
+            if after.is_over():
+                break
+            board = after
+        seen[str(board)] = None
+    return list(seen)
+
+
+def latency(model: NtupleModel, *, depths: list[int], clients: int = 8,
+            seconds: float = 5.0, positions: int = 20_000, workers: int = 2,
+            progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """p50/p99 of REST best-move at each depth, ``clients`` at once, on a real server."""
+    from gameai.store import ModelStore, RedisServer
+
+    game = model.game
+    boards = random_positions(game, positions)
+    report: dict[str, Any] = {"game": game.name, "clients": clients, "workers": workers,
+                              "seconds": seconds, "positions": len(boards),
+                              "load_average_before": os.getloadavg(), "depths": {}}
+    saved = {k: os.environ.get(k) for k in ("GAMEAI_GAMES", "GAMEAI_MAX_DEPTH")}
+    os.environ["GAMEAI_GAMES"] = game.name
+    os.environ["GAMEAI_MAX_DEPTH"] = str(max(depths))
+    try:
+        with tempfile.TemporaryDirectory() as tmp, \
+                RedisServer(tmp, tcp=True, persist=False) as redis:
+            store = ModelStore.from_url(redis.url)
+            version = store.publish(model.to_bytes(), by="bench").version
+            store.set_alias(game=game.name, alias="production", version=version, by="bench")
+            store.close()
+            with serving(redis.url, workers) as (http_port, _grpc, _pid):
+                offset = 0
+                for depth in depths:
+                    run = asyncio.run(_drive(http_port, game.name, boards, offset, depth,
+                                             clients, seconds))
+                    offset += run["requests"] + clients
+                    report["depths"][str(depth)] = run
+                    progress(f"depth {depth}: p50 {run['p50_ms']:.2f} ms, p99 "
+                             f"{run['p99_ms']:.2f} ms, {run['rate']:,.0f} requests/s, "
+                             f"errors {run['errors']}")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    report["load_average_after"] = os.getloadavg()
+    return report
+
+
+async def _drive(port: int, game: str, boards: list[str], offset: int, depth: int,
+                 clients: int, seconds: float) -> dict[str, Any]:
+    requests = []
+    for board in boards:
+        body = json.dumps({"board": board, "depth": depth}).encode()
+        requests.append(f"POST /v1/games/{game}/best-move HTTP/1.1\r\nHost: bench\r\n"
+                        f"Content-Type: application/json\r\nContent-Length: {len(body)}"
+                        "\r\n\r\n".encode() + body)
+    latencies: list[float] = []
+    errors = [0]
+    warm_until = time.perf_counter() + 0.3
+    end = warm_until + seconds
+
+    async def client(i: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        n = offset + i
+        while time.perf_counter() < end:
+            started = time.perf_counter()
+            writer.write(requests[n % len(requests)])
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line[15:]) for line in head.split(b"\r\n")
+                          if line[:15].lower() == b"content-length:")
+            await reader.readexactly(length)
+            n += clients
+            if started >= warm_until:
+                latencies.append(time.perf_counter() - started)
+                errors[0] += 0 if head.startswith(b"HTTP/1.1 200") else 1
+        writer.close()
+
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    latencies.sort()
+    return {"requests": len(latencies), "rate": len(latencies) / seconds,
+            "errors": errors[0], "p50_ms": percentile(latencies, 50) * 1e3,
+            "p99_ms": percentile(latencies, 99) * 1e3,
+            "cached_possible": len(latencies) > len(boards)}
+
+
+def strength(model: NtupleModel, *, depths: list[int],
+             progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Lines lost and drawn against the exhaustive opponent, as X and as O: the network
+    alone and with the search at each depth."""
+    report: dict[str, Any] = {"game": model.game.name, "load_average": os.getloadavg(),
+                              "policies": {}}
+    policies: list[tuple[str, NtupleModel]] = [("network", model)]
+    policies += [(f"depth {d}", model.with_search(d)) for d in depths]
+    for name, policy in policies:
+        started = time.perf_counter()
+        figures: dict[str, Any] = {}
+        for side in ("X", "O"):
+            lost, drawn = line_outcomes(policy, side=side)
+            figures[f"losses_as_{side.lower()}"] = lost
+            figures[f"draws_as_{side.lower()}"] = drawn
+        figures["seconds"] = round(time.perf_counter() - started, 2)
+        report["policies"][name] = figures
+        progress(f"{name}: lines lost as X {figures['losses_as_x']:,}, as O "
+                 f"{figures['losses_as_o']:,} ({figures['seconds']} s)")
+    return report
+
+
+def selfplay(game: Game, *, games: int, rounds: int = 3, actors: tuple[int, ...] = (1, 2),
+             params: dict[str, Any] | None = None,
+             progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Self-play games/s, learning included, with each number of parallel actors; the
+    counts alternate round by round so that the machine's load hits each alike, and the
+    speed-up is the median of each round's ratio to one actor."""
+    from trainer.training import make_learner
+
+    learners = {k: make_learner(game, "ntuple", seed=0,
+                                params={**(params or {}), "actors": str(k)}) for k in actors}
+    for learner in learners.values():
+        learner.play(0)  # compile
+    rates: dict[int, list[float]] = {k: [] for k in actors}
+    load = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for k, learner in learners.items():
+            stats = learner.play(games)
+            rates[k].append(stats.games_per_second)
+        load.append(os.getloadavg()[0])
+        progress(", ".join(f"{k} actor(s) {rates[k][-1]:,.0f} games/s" for k in actors))
+    first = actors[0]
+    speedup = {str(k): float(np.median([r / b for r, b in zip(rates[k], rates[first],
+                                                                strict=True)]))
+               for k in actors}
+    report = {"game": game.name, "games_per_round": games, "rounds": rounds,
+              "load_average": load, "games_per_second": {str(k): rates[k] for k in actors},
+              "speedup": speedup}
+    progress(f"speed-up over {first} actor: " + ", ".join(
+        f"{k}: {v:.2f}x" for k, v in speedup.items()))
+    return report
