@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games.budget import Estimate
+from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 
 SAMPLES = 4096  # boards sampled per layer
@@ -60,7 +61,18 @@ def candidate_bytes(game: Game) -> int:
 
 
 def solve_estimate(game: Game) -> Estimate:
-    """Memory and time of enumerating and solving the whole of ``game``."""
+    """Memory and time of enumerating and solving the whole of ``game``.
+
+    Raises:
+        TooLarge: the board has more than 40 cells: no position table can hold its keys,
+            whatever the memory.
+    """
+    from gameai.games.keys import MAX_VECTOR_CELLS
+
+    if game.cells > MAX_VECTOR_CELLS:
+        raise TooLarge(f"{game.name} has {game.cells} cells; position tables handle at most "
+                       f"{MAX_VECTOR_CELLS} (a base-3 key must fit in 64 bits), whatever "
+                       "the memory")
     layers = estimate_layers(game)
     held = held_bytes(game)
     peak, kept = 0.0, 0.0
