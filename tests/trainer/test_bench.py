@@ -20,3 +20,12 @@ def test_learners_reach_perfect_within_their_targets():
     print(figures)
     for algorithm in ("td", "qlearning", "tally", "mlp"):
         assert figures[algorithm]["met"], figures[algorithm]
+
+
+def test_memory_estimates_hold_within_a_fifth():
+    from trainer.memory_bench import run
+
+    figures = run(("solve:connect-4x5-4", "export:four-in-a-row:td:100000",
+                   "export:four-in-a-row:qlearning:100000"))
+    print(figures)
+    assert figures["worst_ratio"] <= 0.2
