@@ -126,3 +126,31 @@ def _missed(report: dict[str, Any]) -> int | None:
     if rate is None or positions is None:
         return None
     return positions - round(rate * positions)
+
+
+def schedules(game_name: str, algorithm: str, *, seconds: float,
+              settings: list[dict[str, str]], seed: int = 1) -> dict[str, Any]:
+    """Per parameter setting: the same seed's learner plays until ``seconds`` of self-play
+    (the round that crosses it finishes), then one evaluation: losing lines as X and O and
+    the optimal-move rate against self-play time (``gameai bench schedules``, the figures
+    behind :mod:`trainer.defaults`)."""
+    game = get_game(game_name)
+    make_learner(game, algorithm, seed=seed).play(10)  # warm the kernel
+    rows = []
+    for params in settings:
+        learner = make_learner(game, algorithm, seed=seed, params=params)
+        spent, batch = 0.0, 20_000
+        while spent < seconds:
+            stats = learner.play(batch)
+            spent += stats.seconds
+            batch = max(1_000, int(batch * (seconds / 4) / max(stats.seconds, 1e-3)))
+        report = evaluate(learner.export(), random_games=200, seed=seed)
+        rows.append({"params": params, "effective": learner.params.to_json(),
+                     "games": learner.games_played, "selfplay_seconds": round(spent, 1),
+                     "losses_as_x": report.get("losses_as_x"),
+                     "losses_as_o": report.get("losses_as_o"),
+                     "optimal_move_rate": report.get("optimal_move_rate"),
+                     "load_average": load()})
+    return {"game": game.name, "algorithm": algorithm, "seed": seed, "seconds": seconds,
+            "rows": rows}
+

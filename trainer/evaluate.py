@@ -148,11 +148,16 @@ def _merge(x: U64, o: U64, count: npt.NDArray[np.int64]) -> tuple[U64, U64, Any]
     """Identical positions reached by different move orders, once, with summed counts."""
     if len(x) == 0:
         return x, o, count
-    pairs = np.stack([x, o], axis=1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    summed = np.zeros(len(unique), dtype=np.int64)
-    np.add.at(summed, inverse.ravel(), count)
-    return unique[:, 0].copy(), unique[:, 1].copy(), summed
+    # A lexicographic sort of the (x, o) pairs, then one row per run of equal pairs. Not
+    # np.unique(axis=0): it compares rows as structured arrays, which failed under the
+    # trainer's threads ("Cannot compare structured arrays unless they have a common
+    # dtype", numpy 2.4), and this is faster.
+    order = np.lexsort((o, x))
+    xs, os_, counts = x[order], o[order], count[order]
+    first = np.ones(len(xs), dtype=bool)
+    first[1:] = (xs[1:] != xs[:-1]) | (os_[1:] != os_[:-1])
+    starts = np.flatnonzero(first)
+    return xs[starts], os_[starts], np.add.reduceat(counts, starts)
 
 
 def require_solver(game: Game) -> None:

@@ -2,7 +2,10 @@
 
 * ``latency``: a real ``gameai serve`` process (two workers) over an embedded Redis holding
   the model; ``clients`` concurrent REST clients ask ``best-move`` at each search depth
-  for distinct positions (so no answer comes from the server's cache), p50 and p99;
+  for distinct positions (so no answer comes from the server's cache), p50 and p99; first
+  the same against the perfect tic-tac-toe table on the same server, the floor of the
+  transport and the machine's load, measured in the same run;
+* ``selfplay``: self-play games/s with 1 and 2 parallel actors;
 * ``strength``: the exhaustive opponent's losing lines against the network alone and with
   the search at each depth (boards small enough for it: four-in-a-row and below).
 
@@ -21,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from gameai.games import Board, Game
+from gameai.games import Board, Game, get_game
+from gameai.games.positions import live_boards
 from gameai.models import NtupleModel
+from gameai.models.oracle import solver_model
 from service.bench import percentile, serving
 from trainer.evaluate import line_outcomes
 
@@ -58,16 +63,24 @@ def latency(model: NtupleModel, *, depths: list[int], clients: int = 8,
                               "seconds": seconds, "positions": len(boards),
                               "load_average_before": os.getloadavg(), "depths": {}}
     saved = {k: os.environ.get(k) for k in ("GAMEAI_GAMES", "GAMEAI_MAX_DEPTH")}
-    os.environ["GAMEAI_GAMES"] = game.name
+    os.environ["GAMEAI_GAMES"] = ",".join(dict.fromkeys(("tictactoe", game.name)))
     os.environ["GAMEAI_MAX_DEPTH"] = str(max(depths))
     try:
         with tempfile.TemporaryDirectory() as tmp, \
                 RedisServer(tmp, tcp=True, persist=False) as redis:
             store = ModelStore.from_url(redis.url)
-            version = store.publish(model.to_bytes(), by="bench").version
-            store.set_alias(game=game.name, alias="production", version=version, by="bench")
+            for published in (solver_model(get_game("tictactoe")), model):
+                version = store.publish(published.to_bytes(), by="bench").version
+                store.set_alias(game=published.game.name, alias="production",
+                                version=version, by="bench")
             store.close()
             with serving(redis.url, workers) as (http_port, _grpc, _pid):
+                # the floor: a table's best-move on the same server, in the same run
+                run = asyncio.run(_drive(http_port, "tictactoe", live_boards(
+                    get_game("tictactoe")), 0, None, clients, seconds))
+                report["baseline_tictactoe_table"] = run
+                progress(f"baseline (tictactoe table): p50 {run['p50_ms']:.2f} ms, p99 "
+                         f"{run['p99_ms']:.2f} ms, {run['rate']:,.0f} requests/s")
                 offset = 0
                 for depth in depths:
                     run = asyncio.run(_drive(http_port, game.name, boards, offset, depth,
@@ -87,11 +100,14 @@ def latency(model: NtupleModel, *, depths: list[int], clients: int = 8,
     return report
 
 
-async def _drive(port: int, game: str, boards: list[str], offset: int, depth: int,
+async def _drive(port: int, game: str, boards: list[str], offset: int, depth: int | None,
                  clients: int, seconds: float) -> dict[str, Any]:
     requests = []
     for board in boards:
-        body = json.dumps({"board": board, "depth": depth}).encode()
+        fields: dict[str, Any] = {"board": board}
+        if depth is not None:
+            fields["depth"] = depth
+        body = json.dumps(fields).encode()
         requests.append(f"POST /v1/games/{game}/best-move HTTP/1.1\r\nHost: bench\r\n"
                         f"Content-Type: application/json\r\nContent-Length: {len(body)}"
                         "\r\n\r\n".encode() + body)

@@ -22,6 +22,7 @@ from typing import Any
 
 from gameai.games import Game
 from gameai.models import Model
+from trainer.defaults import defaults_for
 from trainer.evaluate import evaluate, unbeatable
 from trainer.gates import perfect
 from trainer.learner import Learner, Params, RoundStats, build_params
@@ -52,7 +53,8 @@ class CannotTrain(ValueError):
 
 def make_learner(game: Game, algorithm: str, *, seed: int = 0,
                  params: dict[str, Any] | None = None) -> Learner:
-    """A fresh learner of ``algorithm`` for ``game``.
+    """A fresh learner of ``algorithm`` for ``game``, with the game's defaults
+    (:mod:`trainer.defaults`) under ``params``.
 
     Raises:
         CannotTrain: unknown algorithm, or a board too large for the tables.
@@ -62,7 +64,8 @@ def make_learner(game: Game, algorithm: str, *, seed: int = 0,
     if cls is None:
         raise CannotTrain(f"unknown algorithm {algorithm!r}: self-play learners are "
                           f"{', '.join(LEARNERS)} (mlp distils a trained table: --teacher)")
-    checked: Params = build_params(cls.params_type, params or {})
+    defaults = defaults_for(game, algorithm, cls.params_type)
+    checked: Params = build_params(cls.params_type, {**defaults, **(params or {})})
     try:
         return cls(game, seed=seed, params=checked)
     except ValueError as e:

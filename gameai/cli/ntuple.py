@@ -26,6 +26,15 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--selfplay", type=int, default=0, metavar="GAMES",
                    help="also time self-play (learning included) with 1 and 2 parallel "
                    "actors, GAMES games a round, rounds alternating")
+    p.add_argument("--judge", type=int, default=0, metavar="GAMES",
+                   help="also judge the network alone and with the game's default depth by "
+                   "the exact solver: GAMES games against perfect play as X and as O, a "
+                   "noisy solver (0.1/0.2/0.3) as O, and the error rate by stage")
+    p.add_argument("--noisy-games", type=int, default=200, metavar="N")
+    p.add_argument("--per-stage", type=int, default=200, metavar="N",
+                   help="solver-labelled positions per stage for the error rate")
+    p.add_argument("--time-limit", type=float, default=2.0, metavar="S",
+                   help="seconds the solver may spend on a position (default 2)")
     p.add_argument("--skip-latency", action="store_true")
     p.add_argument("--skip-strength", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -57,6 +66,12 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
 
         report["selfplay"] = selfplay(model.game, games=args.selfplay, progress=say,
                                       params=_shape(model))
+    if args.judge:
+        from trainer.judge import judge
+
+        report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,
+                                noisy_games=args.noisy_games, per_stage=args.per_stage,
+                                time_limit=args.time_limit, progress=say)
     if args.json:
         print(json.dumps(report))
     return 0

@@ -115,6 +115,65 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="give up on a learner after N games (default 10,000,000)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_learners)
+    register_memory_bench(sub)
+    p = sub.add_parser("schedules", help="self-play time against losing lines and optimal "
+                       "moves, per parameter setting (the figures behind per-game defaults)")
+    p.add_argument("--game", default="four-in-a-row")
+    p.add_argument("--algorithm", default="td", choices=ALGORITHMS[:3])
+    p.add_argument("--seconds", type=float, default=120.0, help="self-play per setting")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE,...",
+                   help="one setting (repeatable; '' is the game's defaults)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_schedules)
+
+
+def register_memory_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("memory", help="each memory estimate against the peak it estimates, "
+                       "measured in a fresh process (solver, evaluator, exports)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench_memory)
+
+
+def run_bench_memory(args: argparse.Namespace) -> int:
+    from trainer.memory_bench import run
+
+    try:
+        figures = run()
+    except RuntimeError as e:
+        raise CommandError(str(e)) from e
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(f"load average {figures['load_average']}; {figures['target']}")
+    for row in figures["cases"]:
+        print(f"  {row['case']:<40} estimate {row['estimate_mb']:>8.1f} MB, measured "
+              f"{row['measured_mb']:>8.1f} MB ({row['ratio']:.2f}), {row['seconds']} s")
+    print(f"worst: {100 * figures['worst_ratio']:.0f}% from its estimate")
+    return 0
+
+
+def run_bench_schedules(args: argparse.Namespace) -> int:
+    from trainer.bench import schedules
+    from trainer.learner import BadParameter
+    from trainer.training import CannotTrain
+
+    settings = [parse_params([p for p in text.split(",") if p]) for text in args.setting or [""]]
+    try:
+        figures = schedules(args.game, args.algorithm, seconds=args.seconds,
+                            settings=settings)
+    except BadParameter as e:
+        raise CommandError(f"--setting: {e}", USAGE) from e
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    for row in figures["rows"]:
+        shown = ",".join(f"{k}={v}" for k, v in row["params"].items()) or "defaults"
+        print(f"{shown:<32} {row['games']:>11,} games {row['selfplay_seconds']:>7} s  lost "
+              f"{row['losses_as_x']} / {row['losses_as_o']}  optimal "
+              f"{row['optimal_move_rate']}  load {row['load_average'][0]}")
+    return 0
 
 
 def store_options(p: argparse.ArgumentParser) -> None:

@@ -25,11 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games.budget import Estimate
+from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 
 SAMPLES = 4096  # boards sampled per layer
 HELD = 26  # bytes a held position takes beyond its children index (keys, x, o, won, over)
 TABLE_EXTRA = 46  # bytes a position while the whole-game table is concatenated and sorted
+ANALYZE_EXTRA = 64  # bytes a position for gameai analyze's game counts (measured: 33-62)
 SECONDS_PER_POSITION = (0.4e-6, 0.2e-6)  # a + b * symmetries, one core, measured unloaded
 
 
@@ -59,7 +61,18 @@ def candidate_bytes(game: Game) -> int:
 
 
 def solve_estimate(game: Game) -> Estimate:
-    """Memory and time of enumerating and solving the whole of ``game``."""
+    """Memory and time of enumerating and solving the whole of ``game``.
+
+    Raises:
+        TooLarge: the board has more than 40 cells: no position table can hold its keys,
+            whatever the memory.
+    """
+    from gameai.games.keys import MAX_VECTOR_CELLS
+
+    if game.cells > MAX_VECTOR_CELLS:
+        raise TooLarge(f"{game.name} has {game.cells} cells; position tables handle at most "
+                       f"{MAX_VECTOR_CELLS} (a base-3 key must fit in 64 bits), whatever "
+                       "the memory")
     layers = estimate_layers(game)
     held = held_bytes(game)
     peak, kept = 0.0, 0.0
@@ -71,6 +84,16 @@ def solve_estimate(game: Game) -> Estimate:
     a, b = SECONDS_PER_POSITION
     seconds = layers.total * (a + b * len(game.symmetries))
     return Estimate(f"solving the whole of {game.name}", int(peak), seconds, layers.total)
+
+
+def analyze_estimate(game: Game) -> Estimate:
+    """Memory and time of ``gameai analyze``: the solve and the game counts of every
+    position (all games, and those without stupid moves)."""
+    solve = solve_estimate(game)
+    positions = solve.positions or 0
+    return Estimate(f"analysing the whole of {game.name}",
+                    solve.bytes + positions * ANALYZE_EXTRA, (solve.seconds or 0.0) * 3,
+                    positions)
 
 
 @lru_cache(maxsize=32)

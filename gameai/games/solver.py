@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from gameai.games import budget, sizes
 from gameai.games.board import Board
+from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
 from gameai.games.interface import State
 from gameai.games.keys import U64, canonical_keys
@@ -132,10 +133,11 @@ def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
 
 
 def whole_game_fits(game: Game) -> bool:
-    """Whether the whole-game table of ``game`` fits the memory limit."""
+    """Whether the whole-game table of ``game`` fits the memory limit (and its keys fit a
+    position table at all)."""
     try:
         budget.require(sizes.solve_estimate(game))
-    except budget.OverBudget:
+    except TooLarge:
         return False
     return True
 
@@ -144,9 +146,9 @@ def table_is_quick(game: Game) -> bool:
     """Whether ``game`` is best answered from its whole-game table: it fits the memory
     limit and builds within ``TABLE_SECONDS`` (once; it is cached on disk). Larger games
     are searched (:mod:`gameai.games.search`) where their board fits a bitboard."""
-    estimate = sizes.solve_estimate(game)
-    seconds = estimate.seconds or 0.0
-    return seconds <= TABLE_SECONDS and whole_game_fits(game)
+    if not whole_game_fits(game):
+        return False
+    return (sizes.solve_estimate(game).seconds or 0.0) <= TABLE_SECONDS
 
 
 @lru_cache(maxsize=8)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games import budget, sizes
 from gameai.games.board import Board
 from gameai.games.errors import TooLarge
 from gameai.games.game import MnkGame as Game
@@ -51,6 +52,7 @@ def analyze(game: Game, *, limit: int | None = None) -> dict[str, Any]:
     Raises:
         TooLarge: the game has too many positions to enumerate, or counts overflow 64 bits.
     """
+    budget.require(sizes.analyze_estimate(game))
     positions = enumerate_positions(Board.empty(game), limit=limit)
     all_games = _count_games(positions, non_stupid=False)
     sensible = _count_games(positions, non_stupid=True)

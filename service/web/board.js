@@ -498,6 +498,11 @@ function outcomeText(m) {
   return m.outcome === "draw" ? "draws" : "unknown";
 }
 
+function pointText(m) {
+  const to = `(${m.row}, ${m.col})`;
+  return m.from ? `(${m.from.row}, ${m.from.col}) to ${to}` : to;
+}
+
 function moveText(m) {
   const to = `row ${m.row}, column ${m.col}`;
   return m.from ? `from row ${m.from.row}, column ${m.from.col} to ${to}` : to;
@@ -535,15 +540,16 @@ async function showHint() {
     }
   }
   const you = `you (${a.to_move})`;
+  const plies = " (counting the moves of both players, this one included)";
   $("hint-summary").textContent = solved
     ? `With perfect play from here ${you} ` +
-      (a.outcome === "win" ? `win in ${a.distance}` : a.outcome === "loss"
-        ? `lose in ${a.distance}` : "draw") +
-      ` (counting the moves of both players, this one included). Best moves first:`
+      (a.outcome === "win" ? `win in ${a.distance}${plies}` : a.outcome === "loss"
+        ? `lose in ${a.distance}${plies}` : "draw") + ". Best moves first:"
     : `No exact outcome for this position (${a.unsolved}); the model's values, best first:`;
-  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : (a.to_move === "X" ? "O" : "X")} ` +
-                                    moveText(m));
-  $("hint-line").textContent = `The model expects: ${line.join(", ")}; ${a.line_end}.`;
+  const other = a.to_move === "X" ? "O" : "X";
+  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : other} ${pointText(m)}`);
+  $("hint-line").textContent =
+    `The model expects (row, column): ${line.join(", ")}; ${a.line_end}.`;
   state.hint = { cells };
   $("hints").hidden = false;
   draw();

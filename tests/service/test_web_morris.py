@@ -132,3 +132,22 @@ def test_ai_against_ai_ends_by_the_rules(page, name: str, ending: str) -> None:
     expect(page.locator("#status")).to_have_text(ending, timeout=60_000)
     assert page.locator("#board .cell.X").count() == 3
     assert page.locator("#board .cell.O").count() == 3
+
+
+def test_the_hint_marks_the_winning_placements(page) -> None:
+    """Three Men's Morris is won by X: at the start the hint says so and outlines exactly
+    the placements the solver finds optimal."""
+    from playwright.sync_api import expect
+
+    game = get_game("three-mens-morris")
+    page.select_option("#game", "three-mens-morris")
+    expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+    page.click("#hint")
+    expect(page.locator("#hint-moves li")).to_have_count(len(game.initial().legal_actions()))
+    expect(page.locator("#hint-summary")).to_contain_text("you (X) win in")
+    optimal = set(game.solve(game.initial()).optimal_moves)
+    best = {int(c.get_attribute("data-index"))
+            for c in page.locator("#board .cell.hint-best").all()}
+    assert best == optimal and best
+    assert page.locator("#hint-line").inner_text().startswith(
+        "The model expects (row, column): X (")

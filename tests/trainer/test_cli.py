@@ -177,3 +177,20 @@ def test_a_game_a_command_cannot_handle_is_one_line(args, message):
     assert done.returncode == 1, done.stderr
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_bench_schedules_names_a_bad_setting_and_a_game_it_cannot_learn():
+    done = _gameai("bench", "schedules", "--game", "tictactoe", "--seconds", "0.1",
+                   "--setting", "tau_halflife=soon")
+    assert done.returncode == 2 and "--setting: parameter 'tau_halflife'" in done.stderr
+    done = _gameai("bench", "schedules", "--game", "connect-four", "--seconds", "0.1")
+    assert done.returncode == 1 and "connect-four has 42 cells" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bench_schedules_prints_each_setting(capsys):
+    assert main(["bench", "schedules", "--game", "tictactoe", "--seconds", "0.2",
+                 "--setting", "tau_halflife=500", "--setting", "", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["effective"]["tau_halflife"] for r in rows] == [500.0, 2000.0]
+    assert all(r["games"] > 0 and r["optimal_move_rate"] is not None for r in rows)

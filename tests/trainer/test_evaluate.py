@@ -9,6 +9,7 @@ import pytest
 from gameai.games import Board, get_game
 from gameai.models.oracle import solver_model
 from trainer.evaluate import (
+    _merge,
     checks,
     evaluate,
     losses,
@@ -221,3 +222,18 @@ def test_a_solver_table_over_the_limit_is_omitted_with_the_estimate(monkeypatch)
     why = report["omitted"]["optimal_move_rate"]
     assert "connect-4x5-4" in why and "over the memory limit of 100.0 MB" in why
     assert "GAMEAI_MEMORY_LIMIT" in why and "optimal_move_rate" not in report
+
+
+def test_merge_sums_the_counts_of_equal_positions_as_a_dictionary_does():
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 6, size=500).astype(np.uint64) << np.uint64(60)
+    o = rng.integers(0, 6, size=500).astype(np.uint64)
+    count = rng.integers(1, 9, size=500).astype(np.int64)
+    reference: dict[tuple[int, int], int] = {}
+    for xi, oi, ci in zip(x.tolist(), o.tolist(), count.tolist(), strict=True):
+        reference[(xi, oi)] = reference.get((xi, oi), 0) + ci
+    ux, uo, summed = _merge(x, o, count)
+    assert dict(zip(zip(ux.tolist(), uo.tolist(), strict=True), summed.tolist(),
+                         strict=True)) == reference
+    assert len(ux) == len(reference)
+    assert list(zip(ux.tolist(), uo.tolist(), strict=True)) == sorted(reference)

@@ -1,0 +1,31 @@
+"""Per-game defaults: schedules that scale with the game, under the user's parameters."""
+
+from __future__ import annotations
+
+from gameai.games import get_game
+from trainer.defaults import MEASURED
+from trainer.training import make_learner
+
+
+def test_four_in_a_row_td_takes_its_measured_schedule():
+    learner = make_learner(get_game("four-in-a-row"), "td")
+    assert learner.params.tau_halflife == MEASURED[("four-in-a-row", "td")]["tau_halflife"]
+    assert learner.info().params["tau_halflife"] == learner.params.tau_halflife
+
+
+def test_the_users_parameters_come_first():
+    learner = make_learner(get_game("four-in-a-row"), "td", params={"tau_halflife": "500"})
+    assert learner.params.tau_halflife == 500.0
+
+
+def test_tic_tac_toe_and_morris_keep_the_defaults_they_were_measured_with():
+    for name in ("tictactoe", "three-mens-morris"):
+        for algorithm in ("td", "qlearning"):
+            learner = make_learner(get_game(name), algorithm)
+            assert learner.params == type(learner.params)(), (name, algorithm)
+
+
+def test_a_larger_board_explores_longer_than_a_smaller_one():
+    halflife = {name: make_learner(get_game(name), "qlearning").params.epsilon_halflife
+                for name in ("tictactoe", "connect-4x5-4", "mnk-4x5-4")}
+    assert halflife["tictactoe"] < halflife["connect-4x5-4"] < halflife["mnk-4x5-4"]

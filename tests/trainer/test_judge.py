@@ -1,0 +1,48 @@
+"""The judge of larger boards, checked on tic-tac-toe where everything is known: the
+solver's own model never loses to perfect play and makes no error; a model that knows
+nothing does; the noisy solver never plays a losing move where another one holds."""
+
+import random
+
+import numpy as np
+
+from gameai.games import get_game
+from gameai.models import ModelInfo, TableModel
+from gameai.models.oracle import solver_model
+from trainer.calibrate import perfect_player
+from trainer.judge import NoisySolver, judge, stage_positions
+
+
+def test_the_perfect_model_never_loses_and_never_errs():
+    game = get_game("tictactoe")
+    report = judge(solver_model(game), depths=[None], games=30, noisy_games=30, per_stage=20,
+                   progress=lambda _: None)
+    figures = report["policies"]["network"]
+    assert figures["vs_perfect_as_x"]["loss"] == figures["vs_perfect_as_o"]["loss"] == 0
+    assert figures["vs_perfect_as_x"]["draw"] == 30  # tic-tac-toe is a draw
+    for p in (0.1, 0.2, 0.3):
+        assert figures[f"vs_noisy_{p}_as_o"]["loss"] == 0
+    for stage in report["errors"]["policies"]["network"].values():
+        assert stage["errors"] == 0 and stage["positions"] > 0
+
+
+def test_a_model_that_knows_nothing_loses_and_errs():
+    game = get_game("tictactoe")
+    empty = TableModel(game, ModelInfo(game="tictactoe", algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, 9), np.float32))
+    report = judge(empty, depths=[None], games=30, noisy_games=10, per_stage=30,
+                   progress=lambda _: None)
+    assert report["policies"]["network"]["vs_perfect_as_x"]["loss"] > 0
+    errors = report["errors"]["policies"]["network"]
+    assert sum(s["errors"] for s in errors.values()) > 0
+
+
+def test_the_noisy_solver_plays_no_losing_move_when_it_has_a_choice():
+    game = get_game("tictactoe")
+    noisy = NoisySolver(game, perfect_player(game), 1.0, time_limit=1.0)
+    rng = random.Random(1)
+    for states in stage_positions(game, 30, seed=2).values():
+        for state in states:
+            outcomes = {m.move: m.outcome for m in game.solve(state).moves}
+            move = noisy(state, rng)
+            assert outcomes[move] != "loss" or set(outcomes.values()) == {"loss"}

@@ -1,0 +1,191 @@
+"""Judging a model on boards past the exhaustive opponent, by the exact solvers (issue 14).
+
+For one model and one policy (the network alone, or its search ``depth`` plies deep, as
+the server plays it):
+
+* **vs perfect as X**: the model moves first against the exact solver's play, a move drawn
+  uniformly among the optimal replies (:func:`trainer.calibrate.perfect_player`: the
+  whole-game table where it fits, else the search within a time limit a position);
+* **vs noisy solvers as O**: the model moves second against a solver that plays a
+  uniformly random *non-losing* move with probability ``p`` (0.1, 0.2, 0.3) and an
+  optimal move otherwise;
+* **error rate by stage**: positions of random play at the beginning, middle and end of
+  the game (thirds of the board's cells), each labelled by the solver; the model's move is
+  an error when another legal move has a strictly better exact outcome (win > draw > loss).
+
+Rates come with Wilson 95% intervals; positions or moves the solver could not settle within
+its time are counted and left out, never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gameai.games import Game, State
+from gameai.games.search import SearchTimeout
+from gameai.models import Model
+from trainer.calibrate import PerfectPlayer, Player, perfect_player, play_game, wilson
+
+NOISE = (0.1, 0.2, 0.3)
+STAGES = ("beginning", "middle", "end")
+_RANK = {"loss": 0, "draw": 1, "win": 2}
+
+
+def model_player(model: Model, depth: int | None) -> Player:
+    """The model's best move (by its search ``depth`` deep, or the network alone)."""
+    seen: dict[int, int] = {}
+
+    def play(state: State, rng: random.Random) -> int:
+        found = seen.get(state.key)
+        if found is None:
+            e = model.evaluate(state) if depth is None else model.search(state, depth)
+            found = seen[state.key] = e.best.action_id
+        return found
+    return play
+
+
+class NoisySolver:
+    """Optimal play, except that with probability ``p`` a uniformly random non-losing move
+    (a move whose exact outcome is not a loss; where every move loses, any move)."""
+
+    def __init__(self, game: Game, perfect: PerfectPlayer, p: float, time_limit: float) -> None:
+        self.game, self.perfect, self.p, self.time_limit = game, perfect, p, time_limit
+        self._safe: dict[int, tuple[int, ...]] = {}
+
+    def safe(self, state: State) -> tuple[int, ...]:
+        found = self._safe.get(state.key)
+        if found is None:
+            try:
+                solution = self.game.solve(state, time_limit=self.time_limit)
+                found = tuple(m.move for m in solution.moves if m.outcome != "loss") or \
+                    tuple(m.move for m in solution.moves)
+            except SearchTimeout:
+                found = self.perfect.optimal(state)
+            self._safe[state.key] = found
+        return found
+
+    def __call__(self, state: State, rng: random.Random) -> int:
+        if rng.random() < self.p:
+            options = self.safe(state)
+            return options[int(rng.random() * len(options))]
+        return self.perfect(state, rng)
+
+
+def _tally(results: list[str | None], side: str) -> dict[str, Any]:
+    n = len(results)
+    won = sum(r == side for r in results)
+    lost = sum(r is not None and r != side for r in results)
+    drawn = n - won - lost
+    out: dict[str, Any] = {"games": n, "win": won, "draw": drawn, "loss": lost}
+    for name, k in (("win", won), ("draw", drawn), ("loss", lost)):
+        low, high = wilson(k, n)
+        out[f"{name}_rate"] = {"value": k / n if n else 0.0, "low": low, "high": high}
+    return out
+
+
+def games_against(game: Game, me: Player, opponent: Player, side: str, games: int,
+                  seed: int, progress: Callable[[], None] | None = None) -> dict[str, Any]:
+    rng = random.Random(seed)
+    results = []
+    for _ in range(games):
+        x, o = (me, opponent) if side == "X" else (opponent, me)
+        results.append(play_game(game, x, o, rng))
+        if progress is not None:
+            progress()
+    return _tally(results, side)
+
+
+def stage_positions(game: Game, per_stage: int, seed: int) -> dict[str, list[State]]:
+    """``per_stage`` distinct unfinished positions of random play in each third."""
+    rng = random.Random(seed)
+    bounds = [0, game.cells // 3, 2 * game.cells // 3, game.cells - 1]
+    out: dict[str, list[State]] = {}
+    for i, stage in enumerate(STAGES):
+        found: dict[int, State] = {}
+        tries = 0
+        while len(found) < per_stage and tries < per_stage * 50:
+            tries += 1
+            target = rng.randrange(bounds[i], bounds[i + 1])
+            state = game.initial()
+            for _ in range(target):
+                actions = state.legal_actions()
+                state = state.play(actions[int(rng.random() * len(actions))])
+                if state.is_over():
+                    break
+            if not state.is_over():
+                found.setdefault(state.key, state)
+        out[stage] = list(found.values())
+    return out
+
+
+def error_rates(game: Game, policies: dict[str, Player], positions: dict[str, list[State]],
+                time_limit: float, progress: Callable[[], None] | None = None
+                ) -> dict[str, Any]:
+    """Per policy and stage: errors among the positions the solver settled."""
+    rng = random.Random(0)
+    counts = {name: {s: [0, 0] for s in positions} for name in policies}
+    unsettled = dict.fromkeys(positions, 0)
+    for stage, states in positions.items():
+        for state in states:
+            if progress is not None:
+                progress()
+            try:
+                solution = game.solve(state, time_limit=time_limit)
+            except SearchTimeout:
+                unsettled[stage] += 1
+                continue
+            rank = {m.move: _RANK[m.outcome] for m in solution.moves}
+            top = max(rank.values())
+            for name, player in policies.items():
+                counts[name][stage][1] += 1
+                counts[name][stage][0] += rank[player(state, rng)] < top
+    report: dict[str, Any] = {"unsettled_positions": unsettled, "policies": {}}
+    for name, stages in counts.items():
+        report["policies"][name] = {}
+        for stage, (errors, n) in stages.items():
+            low, high = wilson(errors, n)
+            report["policies"][name][stage] = {"positions": n, "errors": errors,
+                                               "rate": errors / n if n else 0.0,
+                                               "low": low, "high": high}
+    return report
+
+
+def judge(model: Model, *, depths: list[int | None], games: int = 500,
+          noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
+          time_limit: float = 2.0, progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every figure of the module docstring for each policy (``None``: the network alone)."""
+    game = model.game
+    started = time.perf_counter()
+    perfect = perfect_player(game, time_limit=time_limit)
+    report: dict[str, Any] = {"game": game.name, "games": games, "noisy_games": noisy_games,
+                              "seed": seed, "time_limit": time_limit,
+                              "load_average_before": os.getloadavg(), "policies": {}}
+    players = {("network" if d is None else f"depth {d}"): model_player(model, d)
+               for d in depths}
+    for name, me in players.items():
+        figures: dict[str, Any] = {}
+        figures["vs_perfect_as_x"] = games_against(game, me, perfect, "X", games, seed)
+        figures["vs_perfect_as_o"] = games_against(game, me, perfect, "O", games, seed + 1)
+        for p in NOISE:
+            noisy = NoisySolver(game, perfect, p, time_limit)
+            figures[f"vs_noisy_{p}_as_o"] = games_against(game, me, noisy, "O", noisy_games,
+                                                          seed + 2)
+        report["policies"][name] = figures
+        x, o = figures["vs_perfect_as_x"], figures["vs_perfect_as_o"]
+        progress(f"{name}: vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}, "
+                 f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
+                 ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}" for p in NOISE))
+    positions = stage_positions(game, per_stage, seed)
+    report["errors"] = error_rates(game, players, positions, time_limit)
+    for name, stages in report["errors"]["policies"].items():
+        progress(f"{name}: error rate " + ", ".join(
+            f"{s} {100 * v['rate']:.1f}% of {v['positions']}" for s, v in stages.items()))
+    report["perfect_opponent"] = {"exact_moves": perfect.exact_moves,
+                                  "guessed_moves": perfect.guessed_moves}
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    report["load_average_after"] = os.getloadavg()
+    return report
