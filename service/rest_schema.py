@@ -23,8 +23,10 @@ class MoveRequest(BaseModel):
     to_move: str = Field("", description="'X' or 'O': required where the counts do not tell "
                          "whose turn it is (morris games once all six pieces are down)")
     moves: str = Field("", description="instead of board and to_move, for games with a move "
-                       "notation (morris): the moves from the start, e.g. '5 1 9 3 7 2 9-6' "
-                       "(a placement is its point 1-9 row by row, a movement from-to)")
+                       "notation: the moves from the start. Gravity games (connect-four): one "
+                       "column per move from 1 at the left, e.g. '4453'; morris games: e.g. "
+                       "'5 1 9 3 7 2 9-6' (a placement is its point 1-9 row by row, a "
+                       "movement from-to)")
     model: str = Field("", description="alias or version number; empty or 'production' "
                        "means the production track with its canary share")
     client_id: str = Field("", description="keys the sticky canary split")

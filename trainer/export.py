@@ -31,6 +31,7 @@ from gameai.games.keys import (
     base3_keys,
     canonical_keys,
     canonical_keys_and_syms,
+    cell_weight,
     masks_from_base3,
     symmetric_keys,
 )
@@ -85,8 +86,8 @@ def child_keys(game: Game, x: U64, o: U64, *, canonical: bool = True) -> U64:
     """
     x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
     digit = np.where(x_to_move, 1, 2).astype(np.uint64)[:, None]
-    pow3 = np.array([[3 ** perm[c] for c in range(game.cells)] for perm in game.symmetries],
-                    dtype=np.uint64)
+    pow3 = np.array([[cell_weight(game, perm[c]) for c in range(game.cells)]
+                     for perm in game.symmetries], dtype=np.uint64)
     parents = symmetric_keys(game, x, o) if canonical else base3_keys(game, x, o)[:, None]
     out = np.empty((len(x), game.cells), dtype=np.uint64)
     for cell in range(game.cells):

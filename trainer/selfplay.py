@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games.game import MnkGame as Game
-from gameai.games.keys import MAX_VECTOR_CELLS
+from gameai.games.keys import MAX_VECTOR_CELLS, cell_weight, column_keys
 
 U64 = npt.NDArray[np.uint64]
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -45,7 +45,8 @@ class Spec(NamedTuple):
     bottom: np.uint64  # the bottom row (gravity games)
     line_ptr: npt.NDArray[np.int64]  # lines through cell c: line_masks[line_ptr[c]:line_ptr[c+1]]
     line_masks: U64
-    pow3: U64  # (symmetries, cells): 3**perm[s][c], a cell's weight in image s's key
+    pow3: U64  # (symmetries, cells): 3**perm[s][c] (or the column key's weight), a cell's
+    # weight in image s's key
     digits: U64  # (2,): the base-3 digit of X and of O
 
 
@@ -53,19 +54,21 @@ def make_spec(game: Game) -> Spec:
     """The kernel-side description of ``game``.
 
     Raises:
-        ValueError: the board has more than 40 cells (a base-3 key must fit in 64 bits).
+        ValueError: the board has no 64-bit position key (:mod:`gameai.games.keys`: more
+            than 40 cells, unless a gravity board's columns fit one word).
     """
-    if game.cells > MAX_VECTOR_CELLS:
+    if game.cells > MAX_VECTOR_CELLS and not column_keys(game):
         raise ValueError(f"{game.name} has {game.cells} cells; the table learners (tally, "
                          f"td, qlearning) handle boards of at most {MAX_VECTOR_CELLS} (a base-3 "
-                         "position key must fit in 64 bits)")
+                         "position key must fit in 64 bits), or gravity boards with "
+                         "(rows + 1) x cols <= 64")
     ptr = [0]
     masks: list[int] = []
     for cell in range(game.cells):
         masks.extend(game.lines_through[cell])
         ptr.append(len(masks))
-    pow3 = np.array([[3 ** perm[c] for c in range(game.cells)] for perm in game.symmetries],
-                    dtype=np.uint64)
+    pow3 = np.array([[cell_weight(game, perm[c]) for c in range(game.cells)]
+                     for perm in game.symmetries], dtype=np.uint64)
     return Spec(game.cells, game.cols, game.gravity, np.uint64(game.full_mask),
                 np.uint64(game.bottom_row), np.array(ptr, dtype=np.int64),
                 np.array(masks, dtype=np.uint64), pow3, np.array([1, 2], dtype=np.uint64))

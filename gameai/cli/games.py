@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from gameai.cli.common import CommandError, memory_option
+from gameai.cli.common import CommandError, memory_option, positive
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -168,8 +168,22 @@ def _grid(values: list[int], cols: int) -> str:
 
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("solver", help="time the exact solver and the statistics of a game")
+    p = sub.add_parser(
+        "solver", help="time the exact solver: a game's whole table, or the search on "
+        "benchmark positions (connect-four)",
+        description="Games solved by a whole-game table (four-in-a-row): time building it. "
+        "Games solved by search (connect-four, mnk-4x5-4 ...): for gravity games, time the "
+        "search on labelled benchmark positions by stage and difficulty (positions/s, "
+        "mean and max per position, nodes/s); --empty times the empty board instead.")
     p.add_argument("--game", default="four-in-a-row")
+    p.add_argument("--count", type=positive, default=50,
+                   help="search: positions per end and middle class (default 50)")
+    p.add_argument("--beginning-count", type=positive, default=10,
+                   help="search: hard beginning positions (default 10; labelling them "
+                   "takes minutes the first time, then the set is cached)")
+    p.add_argument("--seed", type=int, default=0, help="search: the positions' seed")
+    p.add_argument("--empty", action="store_true",
+                   help="search: solve the empty board instead (a long benchmark)")
     p.add_argument("--json", action="store_true")
     memory_option(p)
     p.set_defaults(func=run_bench_solver)
@@ -196,6 +210,13 @@ def run_bench_retrograde(args: argparse.Namespace) -> int:
     return 0
 
 
+def _searched(game: Any) -> bool:
+    from gameai.games import search
+    from gameai.games.solver import table_is_quick
+
+    return search.supports(game) and not table_is_quick(game)
+
+
 def run_bench_solver(args: argparse.Namespace) -> int:
     """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
     from gameai.cli.common import CommandError
@@ -206,6 +227,10 @@ def run_bench_solver(args: argparse.Namespace) -> int:
     from gameai.games.stats import analyze
 
     named = get_game(args.game)
+    if _searched(named):
+        from gameai.cli.search_bench import run_search_bench
+
+        return run_search_bench(args, as_mnk(named))
     if not named.cell_kernels:
         raise CommandError(f"bench solver times the layered m,n,k solver; {named.name} is "
                            "solved by retrograde analysis: time it with 'gameai bench "

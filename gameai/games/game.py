@@ -212,7 +212,7 @@ class MnkGame(Game):
     def parse_batch(self, texts: Sequence[object], *, to_move: object = None) -> Batch:
         """Parsed and checked with numpy (:mod:`gameai.games.mnk_batch`), no board objects:
         a fraction of a microsecond a board."""
-        from gameai.games.keys import MAX_VECTOR_CELLS, canonical_keys_and_syms
+        from gameai.games.keys import MAX_VECTOR_CELLS, canonical_keys_and_syms, column_keys
         from gameai.games.mnk_batch import parse_masks
         from gameai.games.positions import playable_masks
 
@@ -228,9 +228,9 @@ class MnkGame(Game):
                 raise InvalidBoard(f"to_move: {to_move!r} is impossible for boards[{i}]: "
                                    f"{sides[i]} is to move there (the counts tell: X moves "
                                    "first)", field="to_move")
-        if self.cells <= MAX_VECTOR_CELLS:
+        if self.cells <= MAX_VECTOR_CELLS or column_keys(self):
             keys, syms = canonical_keys_and_syms(self, x, o)
-        else:  # no base-3 key fits 64 bits: only models that read the masks answer these
+        else:  # no 64-bit key: only models that read the masks answer these
             keys, syms = np.zeros(len(x), np.uint64), np.zeros(len(x), np.int8)
         shifts = np.arange(self.cells, dtype=np.uint64)
         legal = ((playable_masks(self, x | o)[:, None] >> shifts) & np.uint64(1)) == 1

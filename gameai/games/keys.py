@@ -6,9 +6,18 @@ square, 4 for a rectangle, the mirror for gravity games), so all images of a pos
 one key, as seed 004 shares one value among them.
 
 Both come in a scalar form for one board and a vectorised form for numpy arrays of
-bitmasks (used by the solver, the statistics and the learners). The vectorised form works
-on boards of at most 40 cells, where a base-3 key fits in 64 bits. Both read precomputed
-byte tables: a byte of a bitmask maps to its base-3 contribution under each symmetry.
+bitmasks (used by the solver, the statistics and the learners). Both read precomputed
+byte tables: a byte of a bitmask maps to its contribution under each symmetry.
+
+A base-3 key fits in 64 bits up to 40 cells. Larger gravity boards (Connect Four's 42)
+whose columns fit one word with a spare bit each, ``(rows + 1) * cols <= 64``, take the
+**column key** instead: cell ``(row, col)`` weighs ``w = 2**(col * (rows + 1) + height)``
+(height from the bottom), X counts ``w`` and O ``2 w``. Per column that sums to
+``(2**h - 1) + O's bits`` for a column of height ``h``, and these ranges are disjoint for
+different heights, so the key is unique, fits the column's ``rows + 1`` bits, and is still
+a sum of per-cell contributions (the byte tables work unchanged). The functions named
+``base3`` use it for those games. Larger non-gravity boards have no 64-bit key:
+:class:`TooLarge`.
 """
 
 from __future__ import annotations
@@ -26,8 +35,27 @@ MAX_VECTOR_CELLS = 40  # 3**40 < 2**64
 U64 = npt.NDArray[np.uint64]
 
 
+def column_keys(game: Game) -> bool:
+    """Whether ``game`` is keyed by columns (a gravity board past 40 cells that fits)."""
+    return (game.cells > MAX_VECTOR_CELLS and game.gravity
+            and (game.rows + 1) * game.cols <= 64)
+
+
+def cell_weight(game: Game, cell: int) -> int:
+    """What an X on ``cell`` adds to the key (an O adds twice as much)."""
+    if column_keys(game):
+        row, col = divmod(cell, game.cols)
+        return 1 << (col * (game.rows + 1) + game.rows - 1 - row)
+    return 3**cell
+
+
 def base3_key(board: Board) -> int:
-    """Seed 003's key: X counts 1 and O counts 2 times ``3**index``."""
+    """Seed 003's key: X counts 1 and O counts 2 times ``3**index`` (the column key on
+    large gravity boards)."""
+    game = board.game
+    if column_keys(game):
+        return sum(cell_weight(game, i) * (1 if board.x >> i & 1 else 2)
+                   for i in range(game.cells) if board.occupied >> i & 1)
     key = 0
     for i in range(board.game.cells - 1, -1, -1):
         key = key * 3 + (1 if board.x >> i & 1 else 2 if board.o >> i & 1 else 0)
@@ -36,6 +64,9 @@ def base3_key(board: Board) -> int:
 
 def board_from_base3(game: Game, key: int) -> Board:
     """The board whose :func:`base3_key` is ``key`` (not validated)."""
+    if column_keys(game):
+        xs, os_ = masks_from_base3(game, np.array([key], dtype=np.uint64))
+        return Board(game, int(xs[0]), int(os_[0]))
     x = o = 0
     for i in range(game.cells):
         key, digit = divmod(key, 3)
@@ -130,6 +161,8 @@ def base3_keys(game: Game, x: U64, o: U64) -> U64:
 
 def masks_from_base3(game: Game, keys: U64) -> tuple[U64, U64]:
     """Vectorised inverse of :func:`base3_keys`."""
+    if column_keys(game):
+        return _masks_from_column_keys(game, keys)
     keys = keys.copy()
     x = np.zeros(keys.shape, dtype=np.uint64)
     o = np.zeros(keys.shape, dtype=np.uint64)
@@ -140,6 +173,28 @@ def masks_from_base3(game: Game, keys: U64) -> tuple[U64, U64]:
         bit = np.uint64(1 << i)
         x |= np.where(digit == 1, bit, np.uint64(0))
         o |= np.where(digit == 2, bit, np.uint64(0))
+    return x, o
+
+
+def _masks_from_column_keys(game: Game, keys: U64) -> tuple[U64, U64]:
+    """Per column, the value ``v`` is ``2**h - 1`` plus O's bits for height ``h``."""
+    h = game.rows + 1
+    x = np.zeros(keys.shape, dtype=np.uint64)
+    o = np.zeros(keys.shape, dtype=np.uint64)
+    one = np.uint64(1)
+    for col in range(game.cols):
+        v = (keys >> np.uint64(col * h)) & np.uint64((1 << h) - 1)
+        height = np.zeros(keys.shape, dtype=np.uint64)
+        for k in range(1, game.rows + 1):
+            height += (v >= np.uint64((1 << k) - 1)).astype(np.uint64)
+        filled = (one << height) - one
+        o_bits = v - filled
+        for r in range(game.rows):  # height r is row rows - 1 - r
+            cell = (game.rows - 1 - r) * game.cols + col
+            occupied = (filled >> np.uint64(r)) & one
+            is_o = (o_bits >> np.uint64(r)) & one
+            x |= (occupied & ~is_o & one) << np.uint64(cell)
+            o |= (is_o & occupied) << np.uint64(cell)
     return x, o
 
 
@@ -157,7 +212,7 @@ class _Tables:
                     for bit in range(8):
                         cell = 8 * chunk + bit
                         if byte >> bit & 1 and cell < game.cells:
-                            key += 3 ** perm[cell]
+                            key += cell_weight(game, perm[cell])
                             mask |= 1 << perm[cell]
                     key_table.append(key)
                     mask_table.append(mask)
@@ -174,10 +229,11 @@ def _tables(game: Game) -> _Tables:
 
 @lru_cache(maxsize=64)
 def _vector_tables(game: Game) -> U64:
-    if game.cells > MAX_VECTOR_CELLS:
+    if game.cells > MAX_VECTOR_CELLS and not column_keys(game):
         raise TooLarge(
-            f"{game.name} has {game.cells} cells; position tables handle at most "
-            f"{MAX_VECTOR_CELLS} (a base-3 key must fit in 64 bits)"
+            f"{game.name} has {game.cells} cells; position keys handle at most "
+            f"{MAX_VECTOR_CELLS} (a base-3 key must fit in 64 bits), or gravity boards "
+            "with (rows + 1) x cols <= 64 (a column key)"
         )
     return np.array(_tables(game).key_py, dtype=np.uint64)
 

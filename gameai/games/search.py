@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,15 +35,20 @@ from gameai.games.game import MnkGame, as_mnk
 from gameai.games.interface import Game
 from gameai.games.solver import MoveOutcome, Solution, describe_score
 
-DEFAULT_TT_BITS = 22  # 4M slots, 72 MB
-SLOT_BYTES = 18  # the position (two words) and two one-byte bounds
+DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
+SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
+MIN_TT_BITS = 16  # 1.5 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
+PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
 # Below these plies the table keys are canonical under the mirror, and above this many
 # empty cells children are probed for enhanced transposition cutoffs: deeper, both cost
 # more time than the nodes they save (docs/solver.md).
 MIRROR_PLIES = 12
-ETC_LEFT = 14
+ETC_LEFT = 28
+
+
+Progress = Callable[[int, float, int, int], None]  # nodes, seconds, lower, upper bound
 
 
 class SearchTimeout(TooLarge):
@@ -119,7 +125,7 @@ class Searcher:
 
     Args:
         game: an m,n,k game (gravity or not) with ``(rows + 1) * cols <= 64``.
-        tt_bits: the table has ``2**tt_bits`` slots of 18 bytes.
+        tt_bits: the table has ``2**tt_bits`` slots of 24 bytes.
     Raises:
         TooLarge: the board does not fit the bitboard.
         OverBudget: the table would not fit the memory limit.
@@ -146,10 +152,8 @@ class Searcher:
         self.cell_bit = [1 << ((i % cols) * h + rows - 1 - i // cols) for i in range(mnk.cells)]
         self.bit_cell = {b.bit_length() - 1: i for i, b in enumerate(self.cell_bit)}
         size = 1 << tt_bits
-        self.tt_a = np.zeros(size, dtype=np.uint64)
-        self.tt_b = np.zeros(size, dtype=np.uint64)
-        self.tt_lo = np.full(size, kern.NO_LOWER, dtype=np.int8)
-        self.tt_hi = np.full(size, kern.NO_UPPER, dtype=np.int8)
+        self.tt = np.zeros((size, 3), dtype=np.uint64)  # position (two words), bounds
+        self.tt[:, 2] = kern.EMPTY_BOUNDS
         width = mnk.cols if mnk.gravity else mnk.cells
         self.moves = np.zeros((mnk.cells + 1, width + 1), dtype=np.uint64)
         self.scores = np.zeros((mnk.cells + 1, width + 1), dtype=np.int64)
@@ -160,10 +164,8 @@ class Searcher:
 
     def clear(self) -> None:
         """Forget the transposition table (benchmarks time solves from nothing)."""
-        self.tt_a[:] = 0
-        self.tt_b[:] = 0
-        self.tt_lo[:] = kern.NO_LOWER
-        self.tt_hi[:] = kern.NO_UPPER
+        self.tt[:, :2] = 0
+        self.tt[:, 2] = kern.EMPTY_BOUNDS
 
     # -- positions -----------------------------------------------------------------------
 
@@ -180,9 +182,14 @@ class Searcher:
 
     # -- solving -------------------------------------------------------------------------
 
-    def score(self, board: Board, *, time_limit: float | None = None) -> int:
+    def score(self, board: Board, *, time_limit: float | None = None,
+              progress: Progress | None = None) -> int:
         """The exact score of ``board`` (``big - t`` for a win in ``t`` plies).
 
+        Args:
+            time_limit: seconds before :class:`SearchTimeout` (``None``: until solved).
+            progress: called about every second with the nodes searched, the seconds
+                spent and the score's bounds so far (long solves show they progress).
         Raises:
             GameOver: the game has ended.
             SearchTimeout: not proved within ``time_limit`` seconds.
@@ -192,7 +199,7 @@ class Searcher:
         started, nodes = time.perf_counter(), self.nodes
         with self._lock:
             cur, mask, ply = self.encode(board)
-            lo, hi = self._bounds(cur, mask, ply, deadline)
+            lo, hi = self._bounds(cur, mask, ply, deadline, progress)
         if lo != hi:
             partial = PartialSolution(board, (), time.perf_counter() - started,
                                       self.nodes - nodes)
@@ -247,29 +254,35 @@ class Searcher:
                 partial)
         return _solution(board, {m: bounds[m][0] for m in moves})
 
-    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None
-                ) -> tuple[int, int]:
+    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None,
+                progress: Progress | None = None) -> tuple[int, int]:
         """The absolute bounds of a live position, exact unless the deadline passed."""
         big = self.game.big
         lo, hi = np.int64(-big), np.int64(big)
         budget = FIRST_SLICE
+        sliced = deadline is not None or progress is not None
+        started, nodes = time.perf_counter(), self.nodes
         while True:
-            self.stats[:] = (0, budget if deadline is not None else np.iinfo(np.int64).max, 0)
+            self.stats[:] = (0, budget if sliced else np.iinfo(np.int64).max, 0)
             t0 = time.perf_counter()
             lo, hi = kern.solve_bounds(
                 np.uint64(cur), np.uint64(mask), np.int64(ply), lo, hi, self.params,
-                self.board_mask, self.bottom, self.shifts, self.order, self.tt_a, self.tt_b,
-                self.tt_lo, self.tt_hi, self.moves, self.scores, self.stats)
+                self.board_mask, self.bottom, self.shifts, self.order, self.tt, self.moves,
+                self.scores, self.stats)
             spent = time.perf_counter() - t0
             self.nodes += int(self.stats[kern.NODES])
             if spent > 0.01:
                 self.rate = self.stats[kern.NODES] / spent
-            if not self.stats[kern.ABORTED] or deadline is None:
+            if progress is not None:
+                progress(self.nodes - nodes, time.perf_counter() - started,
+                         to_external(int(lo), ply), to_external(int(hi), ply))
+            if not self.stats[kern.ABORTED]:
                 return int(lo), int(hi)
-            if time.perf_counter() >= deadline:
+            if deadline is not None and time.perf_counter() >= deadline:
                 return int(lo), int(hi)
             if spent > 0:
-                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * SLICE_SECONDS))
+                seconds = SLICE_SECONDS if deadline is not None else PROGRESS_SECONDS
+                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * seconds))
 
     def _check(self, board: Board) -> Board:
         if not isinstance(board, Board) or board.game is not self.game:
@@ -325,5 +338,11 @@ def _solution(board: Board, scores: dict[int, int]) -> Solution:
 
 @lru_cache(maxsize=2)
 def searcher(game: MnkGame) -> Searcher:
-    """The shared searcher of ``game`` (its table persists between calls)."""
-    return Searcher(game)
+    """The shared searcher of ``game`` (its table persists between calls), with the
+    default table or, under a tight memory limit, the largest that takes at most half
+    of it (down to ``MIN_TT_BITS``; below that, :class:`OverBudget`)."""
+    limit = budget.memory_limit().bytes
+    bits = DEFAULT_TT_BITS
+    while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
+        bits -= 1
+    return Searcher(game, tt_bits=bits)

@@ -15,7 +15,8 @@ the side to move cannot win at once (its parent only plays moves that leave no i
 win), so bounds are tight before any child is searched.
 
 The transposition table keeps, per slot, the exact position (two words, canonical under
-the left-right mirror) and a lower and an upper bound; search is always to the end, so a
+the left-right mirror) and a lower and an upper bound packed in a third word (one cache
+line a probe); search is always to the end, so a
 bound never goes stale. A search stops when ``stats[NODES]`` passes ``stats[BUDGET]``:
 it sets ``stats[ABORTED]`` and unwinds without storing anything, so the caller can resume
 with the table it filled (pause and resume by time budget).
@@ -31,6 +32,7 @@ NODES, BUDGET, ABORTED = 0, 1, 2
 # mirror below this ply), ETC (enhanced transposition cutoffs below this ply)
 P_H, P_COLS, P_ROWS, P_K, P_GRAVITY, P_CELLS, P_MIRROR, P_ETC = range(8)
 NO_LOWER, NO_UPPER = -127, 127
+EMPTY_BOUNDS = (NO_LOWER + 128) | (NO_UPPER + 128) << 8  # a slot's bounds word when unknown
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -142,35 +144,46 @@ def table_key(cur: np.uint64, mask: np.uint64, ply: np.int64, params: np.ndarray
     return cur, mask
 
 
+@nb.njit(cache=True, inline="always")
+def _unpack(word: np.uint64) -> tuple[np.int64, np.int64]:
+    return (np.int64(word & np.uint64(0xFF)) - 128,
+            np.int64((word >> np.uint64(8)) & np.uint64(0xFF)) - 128)
+
+
+@nb.njit(cache=True, inline="always")
+def _pack(lo: np.int64, hi: np.int64) -> np.uint64:
+    return np.uint64(lo + 128) | (np.uint64(hi + 128) << np.uint64(8))
+
+
 @nb.njit(cache=True)
-def probe(tt_a: np.ndarray, tt_b: np.ndarray, tt_lo: np.ndarray, tt_hi: np.ndarray,
-          a: np.uint64, b: np.uint64) -> tuple[np.int64, np.int64]:
-    i = _slot(a, b, np.uint64(len(tt_a) - 1))
-    if tt_a[i] == a and tt_b[i] == b:
-        return np.int64(tt_lo[i]), np.int64(tt_hi[i])
+def probe(tt: np.ndarray, a: np.uint64, b: np.uint64) -> tuple[np.int64, np.int64]:
+    """``(lower, upper)`` bounds the table holds for the position ``(a, b)``."""
+    i = _slot(a, b, np.uint64(len(tt) - 1))
+    if tt[i, 0] == a and tt[i, 1] == b:
+        return _unpack(tt[i, 2])
     return np.int64(NO_LOWER), np.int64(NO_UPPER)
 
 
 @nb.njit(cache=True)
-def store(tt_a: np.ndarray, tt_b: np.ndarray, tt_lo: np.ndarray, tt_hi: np.ndarray,
-          a: np.uint64, b: np.uint64, lo: np.int64, hi: np.int64) -> None:
-    i = _slot(a, b, np.uint64(len(tt_a) - 1))
-    if tt_a[i] == a and tt_b[i] == b:
-        lo = max(lo, np.int64(tt_lo[i]))
-        hi = min(hi, np.int64(tt_hi[i]))
+def store(tt: np.ndarray, a: np.uint64, b: np.uint64, lo: np.int64, hi: np.int64) -> None:
+    """Keep bounds for ``(a, b)``: narrowed with the slot's own if it holds the same
+    position, else replacing whatever the slot held."""
+    i = _slot(a, b, np.uint64(len(tt) - 1))
+    if tt[i, 0] == a and tt[i, 1] == b:
+        old_lo, old_hi = _unpack(tt[i, 2])
+        lo = max(lo, old_lo)
+        hi = min(hi, old_hi)
     else:
-        tt_a[i] = a
-        tt_b[i] = b
-    tt_lo[i] = lo
-    tt_hi[i] = hi
+        tt[i, 0] = a
+        tt[i, 1] = b
+    tt[i, 2] = _pack(lo, hi)
 
 
 @nb.njit(cache=True)
 def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, beta: np.int64,
             params: np.ndarray, board: np.uint64, bottom: np.uint64, shifts: np.ndarray,
-            order: np.ndarray, tt_a: np.ndarray, tt_b: np.ndarray, tt_lo: np.ndarray,
-            tt_hi: np.ndarray, moves: np.ndarray, scores: np.ndarray, stats: np.ndarray
-            ) -> np.int64:
+            order: np.ndarray, tt: np.ndarray, moves: np.ndarray, scores: np.ndarray,
+            stats: np.ndarray) -> np.int64:
     """The absolute score of a node whose side to move cannot win at once, fail-soft:
     ``<= alpha`` is an upper bound, ``>= beta`` a lower bound, between them exact."""
     stats[NODES] += 1
@@ -188,7 +201,7 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, bet
     lo = -(big - ply - 4)
     hi = big - ply - 3
     ka, kb = table_key(cur, mask, ply, params)
-    t_lo, t_hi = probe(tt_a, tt_b, tt_lo, tt_hi, ka, kb)
+    t_lo, t_hi = probe(tt, ka, kb)
     lo = max(lo, t_lo)
     hi = min(hi, t_hi)
     if lo >= hi or lo >= beta:
@@ -218,15 +231,15 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, bet
     for j in range(n if ply < params[P_ETC] else 0):
         m = moves[ply, j]
         ca, cb = table_key(opp, mask | m, ply + 1, params)
-        _, c_hi = probe(tt_a, tt_b, tt_lo, tt_hi, ca, cb)
+        _, c_hi = probe(tt, ca, cb)
         if c_hi != NO_UPPER and -c_hi >= b:
-            store(tt_a, tt_b, tt_lo, tt_hi, ka, kb, -c_hi, np.int64(NO_UPPER))
+            store(tt, ka, kb, -c_hi, np.int64(NO_UPPER))
             return -c_hi
     best = np.int64(-NO_UPPER)
     for j in range(n):
         m = moves[ply, j]
         v = -negamax(opp, mask | m, ply + 1, -b, -a, params, board, bottom, shifts, order,
-                     tt_a, tt_b, tt_lo, tt_hi, moves, scores, stats)
+                     tt, moves, scores, stats)
         if stats[ABORTED] != 0:
             return np.int64(0)
         if v > best:
@@ -237,11 +250,11 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, bet
             break
     a0 = max(alpha, lo)
     if best <= a0:
-        store(tt_a, tt_b, tt_lo, tt_hi, ka, kb, np.int64(NO_LOWER), best)
+        store(tt, ka, kb, np.int64(NO_LOWER), best)
     elif best >= b:
-        store(tt_a, tt_b, tt_lo, tt_hi, ka, kb, best, np.int64(NO_UPPER))
+        store(tt, ka, kb, best, np.int64(NO_UPPER))
     else:
-        store(tt_a, tt_b, tt_lo, tt_hi, ka, kb, best, best)
+        store(tt, ka, kb, best, best)
     return best
 
 
@@ -270,8 +283,8 @@ def quick_score(cur: np.uint64, mask: np.uint64, ply: np.int64, params: np.ndarr
 @nb.njit(cache=True)
 def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: np.int64, hi: np.int64,
                  params: np.ndarray, board: np.uint64, bottom: np.uint64, shifts: np.ndarray,
-                 order: np.ndarray, tt_a: np.ndarray, tt_b: np.ndarray, tt_lo: np.ndarray,
-                 tt_hi: np.ndarray, moves: np.ndarray, scores: np.ndarray, stats: np.ndarray
+                 order: np.ndarray, tt: np.ndarray, moves: np.ndarray, scores: np.ndarray,
+                 stats: np.ndarray
                  ) -> tuple[np.int64, np.int64]:
     """Narrow ``[lo, hi]`` around the exact score by null-window searches (Pons's
     iteration: first probe whether the position is a win or a loss at all, then halve);
@@ -289,7 +302,7 @@ def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: np.int64, h
         elif med >= 0 and hi // 2 > med:
             med = hi // 2
         r = negamax(cur, mask, ply, med, med + 1, params, board, bottom, shifts, order,
-                    tt_a, tt_b, tt_lo, tt_hi, moves, scores, stats)
+                    tt, moves, scores, stats)
         if stats[ABORTED] != 0:
             break
         if r <= med:
@@ -302,7 +315,7 @@ def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: np.int64, h
 @nb.njit(cache=True)
 def solve_many(curs: np.ndarray, masks: np.ndarray, plies: np.ndarray, params: np.ndarray,
                board: np.uint64, bottom: np.uint64, shifts: np.ndarray, order: np.ndarray,
-               tt_a: np.ndarray, tt_b: np.ndarray, tt_lo: np.ndarray, tt_hi: np.ndarray,
+               tt: np.ndarray,
                moves: np.ndarray, scores: np.ndarray, stats: np.ndarray, out: np.ndarray) -> None:
     """The exact absolute score of many live positions (``out[i]``), one after another,
     sharing the table. For tests and benchmarks: no budget (``stats[NODES]`` counts)."""
@@ -311,5 +324,5 @@ def solve_many(curs: np.ndarray, masks: np.ndarray, plies: np.ndarray, params: n
     stats[ABORTED] = 0
     for i in range(len(curs)):
         lo, _ = solve_bounds(curs[i], masks[i], plies[i], -big, big, params, board, bottom,
-                              shifts, order, tt_a, tt_b, tt_lo, tt_hi, moves, scores, stats)
+                              shifts, order, tt, moves, scores, stats)
         out[i] = lo

@@ -86,3 +86,20 @@ def test_solve_mnk_4x5_4_by_search():
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["outcome"] == "draw" and len(report["optimal_moves"]) == 20
+
+
+def test_bench_solver_times_connect_four_positions_by_class(tmp_path):
+    import os
+
+    env = {**os.environ, "GAMEAI_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "gameai", "bench", "solver", "--game",
+                          "connect-four", "--count", "3", "--beginning-count", "1", "--json"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    figures = json.loads(out.stdout)
+    classes = {(r["stage"], r["difficulty"]): r for r in figures["classes"]}
+    assert set(classes) == {("end", "easy"), ("middle", "easy"), ("middle", "medium"),
+                            ("beginning", "hard")}
+    assert classes[("end", "easy")]["positions"] == 3 and figures["wrong"] == 0
+    assert all(r["mean_ms"] > 0 and r["max_ms"] >= r["mean_ms"] for r in classes.values())
+    assert len(list(tmp_path.glob("bench-connect-four-*.json"))) == 4  # the labelled sets

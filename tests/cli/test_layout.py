@@ -81,3 +81,11 @@ def test_an_absent_room_is_absent_from_help(tmp_path: Path) -> None:
     missing = gameai("stress", "load")
     assert missing.returncode == 2 and "invalid choice: 'stress'" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_no_shipped_module_imports_the_agpl_test_solver() -> None:
+    """bitbully (AGPL-3.0) checks our solver in tests only; nothing shipped imports it."""
+    shipped = [*room_modules(), *sorted(CLI.rglob("*.py")), MAIN]
+    offenders = [str(p.relative_to(ROOT)) for p in shipped
+                 if any(n.split(".")[0] == "bitbully" for n in imported_names(p))]
+    assert offenders == []

@@ -285,7 +285,10 @@ def test_publish_exact_publishes_the_solvers_model_labelled_as_such(cli, redis_u
 
 def test_publish_exact_refuses_a_game_whose_table_does_not_fit_in_one_line(cli, redis_url,
                                                                           monkeypatch):
-    monkeypatch.delenv("GAMEAI_MEMORY_LIMIT", raising=False)  # --memory-limit sets it: undo
+    # --memory-limit sets it in os.environ: have monkeypatch record it (setenv does, even
+    # when it was unset; a delenv of an unset variable records nothing) so it is undone
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "1G")
+    monkeypatch.delenv("GAMEAI_MEMORY_LIMIT")
     code, _, err = cli("publish-exact", "--memory-limit", "64M", game="four-in-a-row")
     assert code == 1 and err.count("\n") == 1
     assert "four-in-a-row" in err and "over the memory limit of 64.0 MB" in err

@@ -1,3 +1,5 @@
+import random
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -7,6 +9,8 @@ from gameai.games.keys import (
     base3_keys,
     board_from_base3,
     canonical_keys,
+    canonical_keys_and_syms,
+    column_keys,
     masks_from_base3,
     transform,
 )
@@ -52,3 +56,33 @@ def test_vectorised_keys_match_scalar_keys(batch):
     assert keys.tolist() == [base3_key(b) for b in batch]
     back_x, back_o = masks_from_base3(game, keys)
     assert back_x.tolist() == x.tolist() and back_o.tolist() == o.tolist()
+
+
+def test_column_keys_are_unique_invertible_and_canonical():
+    """Connect Four's 42 cells take the column key: unique per position, fits 64 bits,
+    inverts to the board, and the vectorised canonical form agrees with the scalar one."""
+    game = get_game("connect-four")
+    assert column_keys(game) and not column_keys(get_game("four-in-a-row"))
+    rng = random.Random(11)
+    seen: dict[int, tuple[int, int]] = {}
+    boards = []
+    for _ in range(2000):
+        board = game.initial()
+        for _ in range(rng.randrange(43)):
+            if board.is_over():
+                break
+            board = board.play(rng.choice(board.legal_moves()))
+        key = base3_key(board)
+        assert 0 <= key < 1 << 64 and seen.setdefault(key, (board.x, board.o)) == (board.x,
+                                                                                   board.o)
+        assert board_from_base3(game, key) == board
+        boards.append(board)
+    x = np.array([b.x for b in boards], dtype=np.uint64)
+    o = np.array([b.o for b in boards], dtype=np.uint64)
+    keys, syms = canonical_keys_and_syms(game, x, o)
+    assert [(int(k), int(s)) for k, s in zip(keys, syms, strict=True)] == [canonical(b)
+                                                                           for b in boards]
+    back_x, back_o = masks_from_base3(game, np.array([base3_key(b) for b in boards],
+                                                     dtype=np.uint64))
+    assert np.array_equal(back_x, x) and np.array_equal(back_o, o)
+    assert len(seen) > 1500

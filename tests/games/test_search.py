@@ -114,9 +114,8 @@ def test_the_kernel_batch_agrees_with_one_at_a_time():
     plies = np.array([e[2] for e in enc], dtype=np.int64)
     out = np.zeros(len(boards), dtype=np.int64)
     kern.solve_many(curs, masks, plies, searcher.params, searcher.board_mask, searcher.bottom,
-                    searcher.shifts, searcher.order, searcher.tt_a, searcher.tt_b,
-                    searcher.tt_lo, searcher.tt_hi, searcher.moves, searcher.scores,
-                    searcher.stats, out)
+                    searcher.shifts, searcher.order, searcher.tt, searcher.moves,
+                    searcher.scores, searcher.stats, out)
     got = [to_external(int(s), int(p)) for s, p in zip(out, plies, strict=True)]
     assert got == [ref[(b.x, b.o)] for b in boards]
 

@@ -162,15 +162,15 @@ def test_a_plot_into_a_missing_folder_is_refused_before_training(tmp_path, capsy
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["bench", "selfplay", "--game", "connect-four"], "connect-four has 42 cells; the table "
+    (["bench", "selfplay", "--game", "mnk-7x7-5"], "mnk-7x7-5 has 49 cells; the table "
      "learners (tally, td, qlearning) handle boards of at most 40"),
     (["bench", "selfplay", "--game", "three-mens-morris"], "gameai bench learners --game "
      "three-mens-morris"),
-    (["bench", "learners", "--game", "connect-four", "--seeds", "1", "--algorithms", "td"],
-     "connect-four has 42 cells"),
+    (["bench", "learners", "--game", "mnk-7x7-5", "--seeds", "1", "--algorithms", "td"],
+     "mnk-7x7-5 has 49 cells"),
     (["bench", "solver", "--game", "nine-holes"], "gameai bench retrograde"),
-    (["train", "--game", "connect-four", "--algorithm", "td", "--games", "10", "--quiet"],
-     "connect-four has 42 cells"),
+    (["train", "--game", "mnk-7x7-5", "--algorithm", "td", "--games", "10", "--quiet"],
+     "mnk-7x7-5 has 49 cells"),
 ])
 def test_a_game_a_command_cannot_handle_is_one_line(args, message):
     done = _gameai(*args)

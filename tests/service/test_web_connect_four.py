@@ -1,0 +1,62 @@
+"""The web board plays Connect Four in a real headless Chromium: a click anywhere in a
+column drops the piece to its lowest empty cell, and the model's reply lands on a piece or
+the floor."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from gameai.games import get_game
+from gameai.models import ModelInfo, TableModel
+from gameai.store import RedisServer
+from tests.service.conftest import RunningServer, new_store, settings
+from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+
+pytestmark = pytest.mark.slow
+GAME = "connect-four"
+X = re.compile(r"\bX\b")
+
+
+@pytest.fixture(scope="module")
+def c4_web(redis_server: RedisServer) -> Iterator[RunningServer]:
+    """Connect Four served by a model that knows no position (every move unknown)."""
+    game = get_game(GAME)
+    store = new_store(redis_server.url)
+    empty = TableModel(game, ModelInfo(game=GAME, algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, game.cells), np.float32))
+    record = store.publish(empty.to_bytes(), by="tests")
+    store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+    running = RunningServer(settings(store, games=(GAME,)), store)
+    yield running
+    running.stop()
+    store.close()
+
+
+def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{c4_web.http}/")
+        page.select_option("#game", GAME)
+        expect(page.locator("#board .cell")).to_have_count(42)
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        page.locator('#board .cell[data-index="3"]').click()  # the top of column 4
+        expect(page.locator('#board .cell[data-index="38"]')).to_have_class(X)
+        expect(page.locator("#board .cell.O")).to_have_count(1, timeout=10_000)
+        o_cell = int(page.locator("#board .cell.O").get_attribute("data-index"))
+        assert o_cell == 31 or 35 <= o_cell <= 41  # on the X or on the floor
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        page.locator('#board .cell[data-index="17"]').click()  # column 4 again, higher up
+        landing = 24 if o_cell == 31 else 31
+        expect(page.locator(f'#board .cell[data-index="{landing}"]')).to_have_class(X)
+    finally:
+        context.close()
+    assert errors == []
