@@ -183,8 +183,8 @@ def test_bench_schedules_names_a_bad_setting_and_a_game_it_cannot_learn():
     done = _gameai("bench", "schedules", "--game", "tictactoe", "--seconds", "0.1",
                    "--setting", "tau_halflife=soon")
     assert done.returncode == 2 and "--setting: parameter 'tau_halflife'" in done.stderr
-    done = _gameai("bench", "schedules", "--game", "connect-four", "--seconds", "0.1")
-    assert done.returncode == 1 and "connect-four has 42 cells" in done.stderr
+    done = _gameai("bench", "schedules", "--game", "mnk-7x7-5", "--seconds", "0.1")
+    assert done.returncode == 1 and "mnk-7x7-5 has 49 cells" in done.stderr
     assert "Traceback" not in done.stderr
 
 
