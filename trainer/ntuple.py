@@ -225,6 +225,7 @@ class NtupleLearner(Learner):
         shape = self.weights.shape if self.params.tcl else (0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
+        self._copies = None  # the parallel rounds' buffers follow the new arrays
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
