@@ -12,19 +12,28 @@ The gates (issues 4 and 12), in order:
   :func:`perfect`: nothing can beat that.
 
 A figure the evaluator had to omit cannot pass a gate that needs it, so a game too large
-for the exhaustive opponent is never auto-promoted. An operator's pin on production
+for the exhaustive opponent is never auto-promoted by these gates.
+
+A report with solver-based measures of the policy a server plays (``judged``, made by
+:class:`trainer.judge.GateJudge` for the n-tuple worker, issue 14) is held to **no
+regression** instead (:func:`check_judged`): an n-tuple network is never perfect, and on
+Connect Four nothing is exhaustive, so such a candidate is promoted when no measure shows
+it worse than production, a measure with a sampling error counting as worse only when the
+95% interval of the difference lies below 0. An operator's pin on production
 (:meth:`gameai.store.ModelStore.pin`) holds automatic promotion off, checked inside the
 store's write.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gameai.models import Model
 from gameai.store import ModelStore, Pinned
+from trainer.calibrate import Z95
 from trainer.evaluate import must_not_lose, unbeatable
 
 
@@ -62,6 +71,8 @@ def measure(report: dict[str, Any]) -> tuple[float, ...]:
 def check_gates(candidate: dict[str, Any], production: dict[str, Any] | None) -> GateResult:
     """Whether a model with evaluation ``candidate`` may replace one with ``production``
     (``None``: there is no production version yet)."""
+    if candidate.get("judged") is not None:
+        return check_judged(candidate, production)
     reasons = []
     won = candidate.get("game_value") in ("x_wins", "o_wins")
     for side in must_not_lose(candidate):
@@ -88,6 +99,75 @@ def check_gates(candidate: dict[str, Any], production: dict[str, Any] | None) ->
             reasons.append(f"not better than production: {_figures(candidate)} against "
                            f"{_figures(production)}")
     return GateResult(not reasons, reasons)
+
+
+def compare_measure(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[int, str]:
+    """``(+1, why)`` if measure ``ours`` is better than ``theirs``, ``(-1, why)`` if worse,
+    ``(0, why)`` if the two cannot be told apart: exact figures (``lines``: fewer is
+    better; ``rate``: higher is better) differ or not; a mean score differs when the 95%
+    interval of the difference, ``d +- 1.96 sqrt(var_a + var_b)``, excludes 0."""
+    name, kind = ours["name"], ours["kind"]
+    if kind == "lines":
+        a, b = ours["value"], theirs["value"]
+        sign = (a < b) - (a > b)
+        return sign, f"{name} {a:,} against {b:,}"
+    if kind == "rate":
+        a, b = ours["value"], theirs["value"]
+        sign = (a > b) - (a < b)
+        return sign, f"{name} {a:.6f} against {b:.6f}"
+    a, b = ours["score"]["value"], theirs["score"]["value"]
+    half = Z95 * math.sqrt(ours["variance"] + theirs["variance"])
+    d = a - b
+    sign = 1 if d - half > 0 else -1 if d + half < 0 else 0
+    return sign, (f"{name} score {a:.3f} ({ours['wins']}/{ours['draws']}/{ours['losses']} of "
+                  f"{ours['games']}) against {b:.3f} ({theirs['wins']}/{theirs['draws']}/"
+                  f"{theirs['losses']}): difference {d:+.3f} +- {half:.3f}")
+
+
+def check_judged(candidate: dict[str, Any], production: dict[str, Any] | None) -> GateResult:
+    """The no-regression gate of judged reports (see the module docstring). The measures
+    rank in their order: the first one that tells the two models apart decides (so fewer
+    lost lines outweigh a lower optimal-move rate, and a better score against the perfect
+    opponent a worse one against a noisy solver); a candidate indistinguishable from
+    production on every measure is not a regression and passes. A production version
+    that is proven perfect is never replaced; one without judged measures (judged by
+    another evaluator) cannot be compared, so the candidate is held back."""
+    if production is None:
+        return GateResult(True)
+    if perfect(production):
+        return GateResult(False, ["production is already perfect (unbeatable, every move "
+                                  "optimal): nothing can beat it"])
+    theirs = {m["name"]: m for m in (production.get("judged") or {}).get("measures", [])}
+    ours = candidate["judged"]["measures"]
+    common = [m for m in ours if m["name"] in theirs and m["kind"] == theirs[m["name"]]["kind"]]
+    if not common:
+        return GateResult(False, ["production has no judged measures in common with the "
+                                  "candidate: they cannot be compared"])
+    same: list[str] = []
+    for measure in common:
+        sign, why = compare_measure(measure, theirs[measure["name"]])
+        if sign < 0:
+            return GateResult(False, [f"a regression against production: {why}"
+                                      + (f" (indistinguishable before it: {'; '.join(same)})"
+                                         if same else "")])
+        if sign > 0:
+            return GateResult(True)
+        same.append(why)
+    return GateResult(True)
+
+
+def judged_order(report: dict[str, Any]) -> tuple[float, ...]:
+    """A total order of judged reports for picking the best known (the bar): the measures'
+    point values in rank order, each oriented so that larger is better."""
+    out: list[float] = []
+    for m in (report.get("judged") or {}).get("measures", []):
+        if m["kind"] == "lines":
+            out.append(-float(m["value"]))
+        elif m["kind"] == "rate":
+            out.append(float(m["value"]))
+        else:
+            out.append(float(m["score"]["value"]))
+    return tuple(out)
 
 
 def _figures(report: dict[str, Any]) -> str:

@@ -189,3 +189,103 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     report["seconds"] = round(time.perf_counter() - started, 1)
     report["load_average_after"] = os.getloadavg()
     return report
+
+
+# --- the gates' judge (issue 14, point 5) -------------------------------------------------
+
+GATE_NOISE = NOISE  # the noisy solvers the gate plays on boards past the tables
+
+
+def served_policy(model: Model) -> tuple[Model, str]:
+    """The policy a server plays with ``model`` and its name: a model that searches (an
+    n-tuple network) at its game's default depth, any other model as it is."""
+    from gameai.models import NtupleModel
+
+    if isinstance(model, NtupleModel):
+        return model.with_search(model.default_depth), f"depth {model.default_depth}"
+    return model, "table"
+
+
+class GateJudge:
+    """The solver-based measures the gates compare (:func:`trainer.gates.check_judged`), of
+    the policy a server would play (:func:`served_policy`), in the order they rank:
+
+    * boards whose whole-game solver table fits (four-in-a-row and smaller): ``lines_lost``,
+      the exhaustive opponent's winning lines against the served policy as X plus as O
+      (exact), then ``optimal_move_rate`` of the network over every reachable position
+      (exact; taken from the evaluator's report: the served policy's own rate costs 70 s
+      on four-in-a-row, four times the rest of the judgement);
+    * larger boards (``mnk-4x5-4``, Connect Four): ``vs_perfect_as_x``, ``games`` games as
+      first player against the perfect opponent (uniform among optimal replies), then
+      ``vs_noisy_P_as_o`` for P in 0.1, 0.2, 0.3: as second player against a solver that
+      plays a random non-losing move with probability P. Each is a mean score (win 1,
+      draw 1/2, loss 0) with the variance of that mean, so the gate can tell when two models
+      are indistinguishable.
+
+    The opponents live as long as the judge, so every model this judge sees (candidates and
+    production alike) meets the same answers to the same positions with the same seeds.
+    Past the tables the perfect opponent is the game's search, ``time_limit`` seconds a
+    position: a position it cannot prove in time gets the move with the best proved bound
+    (counted in ``unproved_moves``), and keeps that answer for every later model, so both
+    sides of a comparison face the same opponent, perfect only as far as was proved.
+    """
+
+    def __init__(self, game: Game, *, games: int = 100, time_limit: float = 2.0,
+                 seed: int = 0, matches: bool | None = None) -> None:
+        self.game, self.games, self.time_limit, self.seed = game, games, time_limit, seed
+        self.matches = matches  # None: by the board; True: the games even where tables fit
+        self._perfect: PerfectPlayer | None = None
+        self._noisy: dict[float, NoisySolver] = {}
+
+    def measures(self, model: Model, report: dict[str, Any]) -> dict[str, Any]:
+        """The judged measures of ``model``, whose evaluator's report is ``report``."""
+        from trainer.calibrate import Tally
+        from trainer.evaluate import line_outcomes
+
+        started = time.perf_counter()
+        policy, name = served_policy(model)
+        out: dict[str, Any] = {"policy": name, "measures": []}
+        omitted = report.get("omitted") or {}
+        exhaustive = "optimal_move_rate" not in omitted and "losses_as_x" not in omitted \
+            and "losses_as_o" not in omitted
+        if exhaustive and not self.matches:
+            lost = {side: line_outcomes(policy, side=side)[0] for side in ("X", "O")}
+            out["measures"].append({"name": "lines_lost", "kind": "lines",
+                                    "value": lost["X"] + lost["O"], "as_x": lost["X"],
+                                    "as_o": lost["O"]})
+            out["measures"].append({"name": "optimal_move_rate", "kind": "rate",
+                                    "value": report["optimal_move_rate"],
+                                    "positions": report.get("optimal_move_positions"),
+                                    "policy": "network"})
+        else:
+            if self._perfect is None:
+                self._perfect = perfect_player(self.game, time_limit=self.time_limit)
+            perfect = self._perfect
+            before = (perfect.exact_moves, perfect.guessed_moves)
+            me = model_player(policy, None)
+            matches: list[tuple[str, Player, str, int]] = [
+                ("vs_perfect_as_x", perfect, "X", self.seed)]
+            for p in GATE_NOISE:
+                noisy = self._noisy.setdefault(p, NoisySolver(self.game, perfect, p,
+                                                              self.time_limit))
+                matches.append((f"vs_noisy_{p}_as_o", noisy, "O", self.seed + 2))
+            for label, opponent, side, seed in matches:
+                rng = random.Random(seed)
+                tally = Tally()
+                for _ in range(self.games):
+                    x, o = (me, opponent) if side == "X" else (opponent, me)
+                    winner = play_game(self.game, x, o, rng)
+                    if winner is None:
+                        tally.draws += 1
+                    elif winner == side:
+                        tally.wins += 1
+                    else:
+                        tally.losses += 1
+                out["measures"].append({"name": label, "kind": "score", **tally.to_json(),
+                                        "variance": tally.score_variance})
+            out["opponent_moves"] = perfect.exact_moves - before[0] + \
+                perfect.guessed_moves - before[1]
+            out["unproved_moves"] = perfect.guessed_moves - before[1]
+            out["time_limit"] = self.time_limit
+        out["seconds"] = round(time.perf_counter() - started, 2)
+        return out

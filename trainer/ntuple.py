@@ -173,14 +173,19 @@ class NtupleLearner(Learner):
                            weights=self.weights.copy())
 
     def warm_start(self, model: Model) -> None:
-        """Continue from ``model``'s weights: it must be a network of the same tuples."""
+        """Continue from ``model``'s network: its tuples, cell states and weights (a
+        restarted worker draws a fresh seed, whose random walks would differ)."""
         if not isinstance(model, NtupleModel):
             raise ValueError("warm start of an n-tuple learner needs an n-tuple model")
-        if model.tuples.shape != self.tuples.shape or model.states != self.net.states or (
-                not np.array_equal(model.tuples, self.tuples)):
-            raise ValueError("warm start: the model's tuples differ from this learner's "
-                             "(give the same parameters and seed)")
-        self.weights[:] = model.weights
+        if model.game.name != self.game.name:
+            raise ValueError(f"warm start: the model plays {model.game.name}, not "
+                             f"{self.game.name}")
+        self.tuples = model.tuples.copy()
+        self.net = model.net
+        self.weights = model.weights.copy()
+        shape = self.weights.shape if self.params.tcl else (0, 0)
+        self.tcl_sum = np.zeros(shape, dtype=np.float32)
+        self.tcl_abs = np.zeros(shape, dtype=np.float32)
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads

@@ -16,7 +16,7 @@ from typing import Any
 
 from gameai.models import CorruptModel, Model
 from gameai.store import ModelStore, Pin, StoreError, StoreUnavailable
-from trainer.gates import measure, perfect
+from trainer.gates import judged_order, measure, perfect
 
 log = logging.getLogger("gameai.trainer")
 Report = dict[str, Any]
@@ -89,6 +89,8 @@ class ProductionView:
         (better while a pin held it back) or a ``pending`` candidate's."""
         reports = [r for r in (self.production_report, self.own and self.own.report, pending)
                    if r]
+        if reports and all(r.get("judged") is not None for r in reports):
+            return max(reports, key=judged_order)  # the n-tuple worker's judged measures
         return max(reports, key=measure, default=None)
 
     def perfect(self, pending: Report | None = None) -> bool:

@@ -16,7 +16,8 @@ from gameai.settings import HOST, LOG_LEVEL, Setting, SettingsError, read, whole
 from gameai.store.connect import STORE, StoreSettings
 from trainer.training import LEARNERS
 
-PUBLISH_EVERY = {"td": 10_000, "qlearning": 50_000, "tally": 500_000}  # games
+PUBLISH_EVERY = {"td": 10_000, "qlearning": 50_000, "tally": 500_000,
+                 "ntuple": 100_000}  # games
 STORE_TIMEOUT = 1.0  # seconds per store call: an outage costs a round a second, not more
 
 __all__ = ["WORKER", "SettingsError", "WorkerSettings", "load_settings"]
@@ -44,6 +45,8 @@ class WorkerSettings:
     params: dict[str, str] = field(default_factory=dict)
     max_games: int | None = None
     log_level: str = "info"
+    judge_games: int = 100  # games a match of the gates' judge (boards past the tables)
+    judge_time: float = 2.0  # seconds of solver search per opponent move there
 
 
 def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
@@ -76,7 +79,27 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         promote=flags.get("promote") or "auto", publish=flags.get("publish") or "better",
         eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
-        log_level=level)
+        log_level=level, judge_games=_judge_games(flags.get("judge_games")),
+        judge_time=_judge_time(flags.get("judge_time")))
+
+
+def _judge_games(raw: Any) -> int:
+    if raw is None:
+        return 100
+    value = int(raw)
+    if not 1 <= value <= 100_000:
+        raise SettingsError(f"--judge-games: must be between 1 and 100000, got {value}")
+    return value
+
+
+def _judge_time(raw: Any) -> float:
+    if raw is None:
+        return 2.0
+    value = float(raw)
+    if not 0 < value <= 600:
+        raise SettingsError(f"--judge-time: must be above 0 and at most 600 seconds, got "
+                            f"{value:g}")
+    return value
 
 
 def _seed(raw: Any) -> int:

@@ -40,6 +40,7 @@ from gameai.models import Model
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from trainer.evaluate import evaluate
 from trainer.gates import check_gates, promote_version, publish
+from trainer.judge import GateJudge
 from trainer.learner import Learner
 from trainer.metrics import MetricsServer, TrainerMetrics
 from trainer.production import Own, ProductionView
@@ -80,6 +81,11 @@ class Worker:
         self.pending: _Candidate | None = None
         self.published: list[int] = []
         self.idle = False
+        # n-tuple networks are judged as served (with search) by the solver-based measures
+        # and held to no regression (trainer.gates.check_judged); tables keep their gates
+        self.judge = GateJudge(settings.game, games=settings.judge_games,
+                               time_limit=settings.judge_time, seed=learner.seed) \
+            if settings.algorithm == "ntuple" else None
         self.view = ProductionView(store, settings.game.name, evaluate=self._evaluate)
         self._start = learner.games_played  # a warm start resumes the parent's count
         self._abortable = False
@@ -178,7 +184,10 @@ class Worker:
         started = time.perf_counter()
         self._abortable = True
         try:
-            return evaluate(model, seed=self.learner.seed)
+            report = evaluate(model, seed=self.learner.seed)
+            if self.judge is not None:
+                report["judged"] = self.judge.measures(model, report)
+            return report
         finally:
             self._abortable = False
             self._eval_seconds += time.perf_counter() - started
@@ -250,6 +259,9 @@ class Worker:
                  self.learner.games_played, report.get("losses_as_x"),
                  report.get("losses_as_o"), report.get("optimal_move_rate"),
                  [None if v is None else round(v, 3) for v in opening_values(model)])
+        if report.get("judged"):
+            log.info("candidate judged (%s): %s", report["judged"]["policy"],
+                     describe_judged(report["judged"]))
         return _Candidate(model, uuid.uuid4().hex)
 
     def _consider(self, candidate: _Candidate) -> None:
@@ -313,6 +325,23 @@ class Worker:
             self._publish()
         else:
             self.stop.wait(min(0.2, self._retry_at - time.monotonic()))
+
+
+def describe_judged(judged: dict[str, Any]) -> str:
+    """One line of the judged measures, for the log."""
+    parts = []
+    for m in judged["measures"]:
+        if m["kind"] == "score":
+            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
+                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
+                         f"{m['score']['high']:.3f}])")
+        elif m["kind"] == "rate":
+            parts.append(f"{m['name']} {m['value']:.6f}")
+        else:
+            parts.append(f"{m['name']} {m['value']:,}")
+    unproved = judged.get("unproved_moves")
+    tail = f", {unproved} unproved opponent moves" if unproved else ""
+    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"
 
 
 def _next_chunk(chunk: int, seconds: float) -> int:

@@ -46,6 +46,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, help="random seed (default: a fresh one, logged and "
                    "recorded in every version)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--judge-games", type=positive, metavar="N",
+                   help="n-tuple gates on boards past the solver's tables: games of each "
+                   "match against the perfect and the noisy solvers (default 100)")
+    p.add_argument("--judge-time", type=float, metavar="S",
+                   help="n-tuple gates there: seconds of solver search per opponent move; "
+                   "a move not proved in time is the best proved bound (default 2)")
     p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
     memory_option(p)
     p.add_argument("--log-level", help="debug, info, warning or error (default: "

@@ -1,0 +1,178 @@
+"""The n-tuple worker's gates (issue 14, point 5): solver-based measures of the policy a
+server plays, compared with confidence intervals (no regression against production), and
+the worker that trains, judges, publishes and promotes n-tuple networks on a real Redis."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from gameai.models import NtupleModel
+from gameai.store import ModelStore
+from trainer.evaluate import evaluate
+from trainer.gates import check_gates, check_judged, compare_measure
+from trainer.judge import GateJudge, served_policy
+from trainer.settings import load_settings
+from trainer.training import make_learner
+from trainer.worker import main
+
+
+def _judged(judge: GateJudge, model):
+    report = evaluate(model, random_games=100)
+    report["judged"] = judge.measures(model, report)
+    return report
+
+
+@pytest.fixture(scope="module")
+def weak_and_strong(ttt):
+    """An n-tuple network after 30 games and the exact solver's table, judged by one judge
+    in the games mode (perfect and noisy opponents) and one in the exhaustive mode."""
+    from gameai.models.oracle import solver_model
+
+    learner = make_learner(ttt, "ntuple", seed=3, params={"tuples": "2", "length": "3"})
+    learner.play(30)
+    network, strong = learner.export(), solver_model(ttt)
+    table = make_learner(ttt, "td", seed=1)  # a table is served as it is: no search
+    table.play(40)
+    weak = table.export()
+    games = GateJudge(ttt, games=60, seed=1, matches=True)
+    lines = GateJudge(ttt)
+    return {
+        "games": (_judged(games, weak), _judged(games, strong), games, weak),
+        "lines": (_judged(lines, network), _judged(lines, strong)),
+    }
+
+
+def test_the_served_policy_is_the_network_with_its_default_search(ttt):
+    model = make_learner(ttt, "ntuple", seed=1).export()
+    policy, name = served_policy(model)
+    assert isinstance(policy, NtupleModel) and policy.policy_depth == model.default_depth
+    assert name == f"depth {model.default_depth}"
+
+
+def test_exhaustive_measures_are_exact_and_rank_lines_before_the_rate(weak_and_strong):
+    weak, strong = weak_and_strong["lines"]
+    names = [m["name"] for m in strong["judged"]["measures"]]
+    assert names == ["lines_lost", "optimal_move_rate"]
+    lines, rate = strong["judged"]["measures"]
+    assert lines["value"] == 0 and rate["value"] == 1.0
+    assert weak["judged"]["measures"][1]["value"] < 1.0
+    # the strong one passes over the weak one; the weak one regresses
+    assert check_judged(strong, {**weak, "optimal_move_rate": 0.5}).passed
+    result = check_judged(weak, {**strong, "optimal_move_rate": 0.5})
+    assert not result.passed and "a regression against production" in result.reasons[0]
+
+
+def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
+    weak, strong, judge, model = weak_and_strong["games"]
+    names = [m["name"] for m in strong["judged"]["measures"]]
+    assert names == [
+        "vs_perfect_as_x",
+        "vs_noisy_0.1_as_o",
+        "vs_noisy_0.2_as_o",
+        "vs_noisy_0.3_as_o",
+    ]
+    perfect_x = strong["judged"]["measures"][0]
+    assert (perfect_x["wins"], perfect_x["draws"], perfect_x["losses"]) == (0, 60, 0)
+    assert weak["judged"]["measures"][0]["losses"] > 0
+    # the perfect table is better, the weak network a regression, each against the other
+    sign, why = compare_measure(strong["judged"]["measures"][0], weak["judged"]["measures"][0])
+    assert sign == 1 and "+-" in why
+    imperfect = {**strong, "optimal_move_rate": 0.9}  # not perfect, so it can be replaced
+    result = check_gates(weak, imperfect)
+    assert not result.passed and "vs_perfect_as_x" in result.reasons[0]
+    # the same model judged again by the same judge: the same games, indistinguishable
+    again = _judged(judge, model)
+    assert again["judged"]["measures"] == weak["judged"]["measures"]
+    assert check_gates(again, {**weak, "optimal_move_rate": 0.9}).passed
+    assert weak["judged"]["policy"] == "table"
+
+
+def test_indistinguishable_is_not_a_regression_and_a_distinguishable_drop_is():
+    def score(wins, draws, losses):
+        from trainer.calibrate import Tally
+
+        t = Tally(wins, draws, losses)
+        return {
+            "name": "vs_perfect_as_x",
+            "kind": "score",
+            **t.to_json(),
+            "variance": t.score_variance,
+        }
+
+    def report(*measures):
+        return {"judged": {"measures": list(measures)}}
+
+    # 52 against 48 wins of 100: the 95% interval of the difference holds 0
+    close = check_judged(report(score(48, 0, 52)), report(score(52, 0, 48)))
+    assert close.passed
+    sign, why = compare_measure(score(48, 0, 52), score(52, 0, 48))
+    assert sign == 0 and "difference -0.040" in why
+    # 30 against 70 wins of 100 is a regression
+    assert not check_judged(report(score(30, 0, 70)), report(score(70, 0, 30))).passed
+    # no production yet: the first judged candidate passes
+    assert check_judged(report(score(0, 0, 100)), None).passed
+    # a production judged by other measures cannot be compared
+    other = {"judged": {"measures": [{"name": "lines_lost", "kind": "lines", "value": 3}]}}
+    assert not check_judged(report(score(90, 0, 10)), other).passed
+
+
+def _settings(redis_url, **kw):
+    base = dict(
+        game="connect-four",
+        algorithm="ntuple",
+        store_url=redis_url,
+        store_file=None,
+        store_prefix=None,
+        data_dir=None,
+        publish_every=1000,
+        publish_min_seconds=0,
+        metrics_port=0,
+        host=None,
+        from_version=None,
+        resume=False,
+        promote="auto",
+        seed=1,
+        params={},
+        max_games=2000,
+        log_level="warning",
+        eval_share=1.0,
+        judge_games=4,
+        judge_time=0.05,
+    )
+    return load_settings({**base, **kw})
+
+
+def test_the_worker_trains_judges_publishes_and_promotes_connect_four(redis_url, caplog):
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
+    assert main(_settings(redis_url)) == 0
+    with ModelStore.from_url(redis_url) as store:
+        versions = store.versions(game="connect-four")
+        assert versions, caplog.text
+        production = store.rollout(game="connect-four").production
+        assert production == versions[-1].version  # each promoted as it passed the gates
+        judged = versions[-1].evaluation["judged"]
+        assert judged["policy"] == "depth 2" and judged["time_limit"] == 0.05
+        assert [m["games"] for m in judged["measures"]] == [4, 4, 4, 4]
+        model = store.load(game="connect-four", version=production)
+        assert isinstance(model, NtupleModel)
+        # a restart with another seed resumes from production (adopting its tuples)
+        assert main(_settings(redis_url, seed=2, resume=True, max_games=1000)) == 0
+        latest = store.versions(game="connect-four")[-1]
+    assert "candidate judged (depth 2)" in caplog.text
+    assert "warm start from connect-four version" in caplog.text
+    assert (
+        latest.info["games_played"] > versions[0].info["games_played"]
+        or "candidate not published" in caplog.text
+    )
+
+
+def test_judge_settings_are_checked(redis_url):
+    from trainer.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="--judge-time"):
+        _settings(redis_url, judge_time=0)
+    with pytest.raises(SettingsError, match="--judge-games"):
+        _settings(redis_url, judge_games=0)
+    assert _settings(redis_url, judge_games=None, judge_time=None).judge_time == 2.0
