@@ -56,6 +56,19 @@ RANDOM_GAMES = 1000
 # the exhaustive opponent's peak per position of its largest layer and cell (measured with
 # tracemalloc: 51-59 on four-in-a-row and connect-4x5-4)
 TREE_BYTES_PER_CELL = 60
+# CPU seconds of the evaluation's parts on one core, measured with process_time on td,
+# qlearning and tally models of four-in-a-row and connect-4x5-4 (docs/trainer.md, "Memory
+# is a budget"): the optimal-move count a canonical position (a + b * symmetries: 1.1-2.1
+# us for four-in-a-row's 8 symmetries, 0.8-1.0 for connect-4x5-4's 2); the exhaustive
+# opponent a position of its trees (1.2-1.7 us), whose two trees held 0.49-0.71 of the
+# game's canonical positions for four-in-a-row models (0.02-0.04 for connect-4x5-4: an
+# upper bound there); a random game a cell (1.0-1.2 us); the model's packing (zlib) a byte
+# of its arrays (11-43 ns)
+OPTIMAL_SECONDS = (0.6e-6, 0.1e-6)
+TREE_SECONDS_PER_POSITION = 1.5e-6
+TREE_SHARE = 0.6
+RANDOM_SECONDS_PER_CELL = 1.2e-6
+PACK_SECONDS_PER_BYTE = 40e-9
 
 
 def policy_moves(model: Model, x: U64, o: U64) -> npt.NDArray[np.intp]:
@@ -172,6 +185,38 @@ def require_solver(game: Game) -> None:
     estimate = sizes.solve_estimate(game)
     budget.require(budget.Estimate(f"the exact solver's table of {game.name}", estimate.bytes,
                                    estimate.seconds, estimate.positions))
+
+
+def evaluation_estimate(model: Model, *, random_games: int = RANDOM_GAMES
+                        ) -> budget.Estimate:
+    """The memory and time :func:`evaluate` will take, estimated before it starts: the exact
+    solver's table where it fits the memory limit (its one-off enumeration included), the
+    optimal-move count over it, the exhaustive opponent's trees, the random games and the
+    model's packing. The memory is the solver table's (the trees' layers are checked one
+    by one as they come); a game the solver cannot take costs none, its figures omitted."""
+    game = model.game
+    what = f"evaluating a {game.name} model"
+    if not game.cell_kernels:  # morris: along its state graph, a few thousand positions
+        return budget.Estimate(what, 0, 0.1 * random_games / RANDOM_GAMES)
+    mnk = as_mnk(game)
+    seconds = 2 * random_games * mnk.cells * RANDOM_SECONDS_PER_CELL
+    keys = getattr(model, "keys", None)
+    if keys is not None:
+        seconds += len(keys) * (8 + 4 * mnk.cells) * PACK_SECONDS_PER_BYTE
+    need, positions = 0, None
+    try:
+        solve = sizes.solve_estimate(mnk)
+    except TooLarge:
+        return budget.Estimate(what, need, seconds)
+    positions = solve.positions or 0
+    # each tree holds at most TREE_LIMIT positions a layer (beyond, it is omitted)
+    seconds += min(positions * TREE_SHARE, 2 * TREE_LIMIT * mnk.cells) \
+        * TREE_SECONDS_PER_POSITION
+    if solve.bytes <= budget.memory_limit().bytes:
+        a, b = OPTIMAL_SECONDS
+        need = solve.bytes
+        seconds += (solve.seconds or 0.0) + positions * (a + b * len(mnk.symmetries))
+    return budget.Estimate(what, need, seconds, positions)
 
 
 @lru_cache(maxsize=4)

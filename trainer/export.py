@@ -43,6 +43,14 @@ F32 = npt.NDArray[np.float32]
 CHUNK = 1 << 13  # positions exported at a time: one chunk's work is about 66 bytes a cell each
 CHUNK_BYTES_PER_CELL = 66  # one chunk's work, per position and cell (tracemalloc)
 SORT_BYTES = 32  # an entry's canonical key, its order, and their sorted copies while sorting
+# a pooled export's chunk holds its sums three times: as read, moved into the canonical
+# orientation, and pooled (tracemalloc: 1.13-1.20 of the estimate with one copy counted)
+POOLED_COPIES = 3
+# CPU seconds of an export per table entry and cell, one core (measured with process_time on
+# four-in-a-row and connect-4x5-4 tables of 100,000-300,000 games, docs/trainer.md): td's
+# canonical table 0.12-0.15 us, tally's raw keys pooled 0.14-0.17, qlearning's 0.22-0.28
+TABLE_SECONDS = 0.15e-6
+POOLED_SECONDS = {"tally": 0.17e-6, "qlearning": 0.28e-6}
 
 
 @dataclass
@@ -119,13 +127,15 @@ def children_of(game: Game, table: Table, keys: U64, *, canonical: bool
 
 
 def export_estimate(game: Game, what: str, *, entries: int, rows: int, held: int,
-                    width: int = 1) -> budget.Estimate:
+                    width: int = 1, seconds_per_entry_cell: float = TABLE_SECONDS
+                    ) -> budget.Estimate:
     """The memory an export needs beyond the learner's table: ``held`` bytes an entry of
     index arrays, the model's arrays (``rows`` of them) and one chunk's work (``width``
-    float64 sums a cell)."""
+    float64 sums a cell); and its time, ``seconds_per_entry_cell`` an entry and cell."""
     need = entries * held + rows * (8 + 4 * game.cells) \
         + CHUNK * game.cells * (CHUNK_BYTES_PER_CELL + 8 * width)
-    return budget.Estimate(f"exporting {what} of {entries:,} entries", need, positions=entries)
+    return budget.Estimate(f"exporting {what} of {entries:,} entries", need,
+                           entries * game.cells * seconds_per_entry_cell, positions=entries)
 
 
 def stream_rows(keys: U64, cells: int, rows_of: Callable[[U64], F64]) -> tuple[U64, F32]:
@@ -146,12 +156,17 @@ def stream_rows(keys: U64, cells: int, rows_of: Callable[[U64], F64]) -> tuple[U
 
 
 def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.intp]], F64],
-                  finish: Callable[[U64, F64], F64], *, what: str, held: int, width: int
+                  finish: Callable[[U64, F64], F64], *, what: str, held: int, width: int,
+                  seconds_per_entry_cell: float,
+                  nonempty: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]] | None = None
                   ) -> tuple[U64, F32]:
     """Per-cell sums of raw positions pooled over their symmetric images, then ``finish``
     chunk by chunk: the model's canonical keys and rows. ``sums_of(i)`` gives the sums
     (``width`` a cell) of the raw positions ``raw_keys[i]``; ``finish(canonical_keys,
     pooled_sums)`` turns pooled sums into rows; the caller holds ``held`` bytes an entry.
+    ``nonempty(i)``, where given, says which raw positions hold anything: a canonical
+    position none of whose images does gives no row (tally's untouched entries), so the
+    estimate counts only the rows that will be written (and so made resident).
 
     Raises:
         OverBudget: the export would not fit the memory limit: checked before the
@@ -161,8 +176,9 @@ def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.i
     n = len(raw_keys)
     if n == 0:
         return np.zeros(0, dtype=np.uint64), np.zeros((0, game.cells), dtype=np.float32)
+    seconds = n * game.cells * seconds_per_entry_cell
     budget.require(budget.Estimate(f"exporting {what} of {n:,} entries",
-                                   n * (held + SORT_BYTES), positions=n))
+                                   n * (held + SORT_BYTES), seconds, positions=n))
     ckeys = np.empty(len(raw_keys), dtype=np.uint64)
     for start in range(0, len(raw_keys), CHUNK):
         x, o = boards_of(game, raw_keys[start:start + CHUNK])
@@ -173,8 +189,19 @@ def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.i
     groups = len(starts) - 1
     unique = ckeys[starts[:-1]]
     del ckeys
-    budget.require(export_estimate(game, what, entries=n, rows=groups, held=held + 16,
-                                   width=width))
+    rows = groups
+    if nonempty is not None:
+        full = np.zeros(groups, dtype=bool)
+        for start in range(0, n, CHUNK):
+            part = order[start:start + CHUNK]
+            group = np.searchsorted(starts, np.arange(start, start + len(part)),
+                                    side="right") - 1
+            full[group[nonempty(part)]] = True
+        rows = int(full.sum())
+        del full
+    budget.require(export_estimate(game, what, entries=n, rows=rows, held=held + 16,
+                                   width=width * POOLED_COPIES,
+                                   seconds_per_entry_cell=seconds_per_entry_cell))
 
     def rows_of(first: int, last: int) -> F64:  # the groups first..last-1
         entries = order[starts[first]:starts[last]]
@@ -184,17 +211,20 @@ def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.i
         np.add.at(pooled, group, sums)
         return finish(unique[first:last], pooled)
 
-    out_keys = np.empty(groups, dtype=np.uint64)
-    out = np.empty((groups, game.cells), dtype=np.float32)
+    out_keys = np.empty(rows, dtype=np.uint64)  # only the rows that will be written
+    out = np.empty((rows, game.cells), dtype=np.float32)
     n = first = 0
     while first < groups:  # chunks of about CHUNK entries, never splitting a group
         last = int(np.searchsorted(starts, starts[first] + CHUNK, side="right")) - 1
         last = min(max(last, first + 1), groups)
-        rows = rows_of(first, last)
-        keep = ~np.isnan(rows).all(axis=1)
+        values = rows_of(first, last)
+        keep = ~np.isnan(values).all(axis=1)
         k = int(keep.sum())
+        if n + k > len(out_keys):  # nonempty() missed a row: never lose it
+            out_keys = np.resize(out_keys, groups)
+            out = np.resize(out, (groups, game.cells))
         out_keys[n:n + k] = unique[first:last][keep]
-        out[n:n + k] = np.clip(rows[keep], -1.0, 1.0)
+        out[n:n + k] = np.clip(values[keep], -1.0, 1.0)
         n, first = n + k, last
     return out_keys[:n], out[:n]
 

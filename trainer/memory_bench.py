@@ -56,11 +56,11 @@ def measure(case: str) -> dict[str, Any]:
     kind, name, *rest = case.split(":")
     game = get_game(name)
     solve_positions(enumerate_positions(Board.empty(as_mnk(get_game("tictactoe")))))  # warm
-    seen: list[int] = []
+    seen: list[budget.Estimate] = []
     require = budget.require
 
     def spy(estimate: budget.Estimate, limit: budget.Limit | None = None) -> budget.Estimate:
-        seen.append(estimate.bytes)
+        seen.append(estimate)
         return require(estimate, limit)
 
     budget.require = spy  # every caller looks it up on the module: each estimate is seen
@@ -94,15 +94,17 @@ def measure(case: str) -> dict[str, Any]:
     seen.clear()
     before = _status("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # the peak restarts from here
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = work()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = _status("VmHWM") - before
     del result
-    estimate = max(seen)
+    estimate = max(e.bytes for e in seen)
+    took = max((e.seconds for e in seen if e.seconds is not None), default=None)
     return {"case": case, "estimate_mb": round(estimate / 2**20, 1),
             "measured_mb": round(peak / 2**20, 1), "ratio": round(peak / estimate, 3),
-            "seconds": round(seconds, 2)}
+            "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
+            "estimate_seconds": None if took is None else round(took, 2)}
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import numpy as np
 from gameai.games.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from trainer.export import (
+    POOLED_SECONDS,
     boards_of,
     children_of,
     expand,
@@ -127,7 +128,8 @@ class QLearner(CellLearner):
             return np.where(sums[..., 1] > 0, p.to_value(mean), np.nan)
 
         keys, rows = stream_pooled(self.game, raw, sums_of, finish, what="a qlearning table",
-                                   held=8, width=2)
+                                   held=8, width=2,
+                                   seconds_per_entry_cell=POOLED_SECONDS["qlearning"])
         return self.sorted_table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:

@@ -27,7 +27,7 @@ import numba as nb
 import numpy as np
 
 from gameai.models import Model, ModelInfo
-from trainer.export import boards_of, stream_pooled
+from trainer.export import POOLED_SECONDS, boards_of, stream_pooled
 from trainer.learner import CellLearner, Params, require
 from trainer.selfplay import (
     Spec,
@@ -113,7 +113,11 @@ class TallyLearner(CellLearner):
 
         keys, rows = stream_pooled(self.game, self.table.keys[slots],
                                    lambda entries: tallies[slots[entries]], finish,
-                                   what="a tally table", held=16, width=3)
+                                   what="a tally table", held=16, width=3,
+                                   seconds_per_entry_cell=POOLED_SECONDS["tally"],
+                                   nonempty=lambda entries: np.asarray(
+                                       tallies[slots[entries]].reshape(len(entries), -1)
+                                       .any(axis=1), dtype=bool))
         return self.sorted_table_model(keys, rows, info)
 
     def warm_start(self, model: Model) -> None:

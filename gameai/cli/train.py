@@ -147,7 +147,8 @@ def run_bench_memory(args: argparse.Namespace) -> int:
     print(f"load average {figures['load_average']}; {figures['target']}")
     for row in figures["cases"]:
         print(f"  {row['case']:<40} estimate {row['estimate_mb']:>8.1f} MB, measured "
-              f"{row['measured_mb']:>8.1f} MB ({row['ratio']:.2f}), {row['seconds']} s")
+              f"{row['measured_mb']:>8.1f} MB ({row['ratio']:.2f}), {row['seconds']} s "
+              f"({row['cpu_seconds']} s of CPU; estimated {row['estimate_seconds']} s)")
     print(f"worst: {100 * figures['worst_ratio']:.0f}% from its estimate")
     return 0
 
@@ -340,7 +341,8 @@ def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from trainer.evaluate import evaluate
+    from gameai.games.budget import estimate_text
+    from trainer.evaluate import evaluate, evaluation_estimate
 
     if args.file and (args.version or args.game):
         raise CommandError("give a model FILE, or --game and --version of a stored one")
@@ -350,6 +352,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         model = stored_model(args)
     else:
         raise CommandError("give a model FILE, or --game G --version V (with --store URL)")
+    estimate = evaluation_estimate(model, random_games=args.random_games)
+    print(f"gameai evaluate: {estimate.what}: about {estimate_text(estimate)} (estimated)",
+          file=sys.stderr, flush=True)
     report = evaluate(model, random_games=args.random_games, seed=args.seed)
     print(json.dumps(report) if args.json else evaluation_text(model, report))
     return 0

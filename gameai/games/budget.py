@@ -115,6 +115,13 @@ def require(estimate: Estimate, limit: Limit | None = None) -> Estimate:
     return estimate
 
 
+def estimate_text(estimate: Estimate) -> str:
+    """``291.3 MB of memory and 4.1 s of one core``: what a command prints before it starts."""
+    took = f" and {seconds_text(estimate.seconds)} of one core" \
+        if estimate.seconds is not None else ""
+    return f"{size_text(estimate.bytes)} of memory{took}"
+
+
 def size_text(n: float) -> str:
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= scale:

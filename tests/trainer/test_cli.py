@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -33,7 +34,11 @@ def test_train_until_unbeatable_writes_a_model_and_a_plot(tmp_path, capsys):
     assert model.info.evaluation["model_bytes"] == out.stat().st_size
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["evaluate", str(out), "--json"]) == 0
-    again = json.loads(capsys.readouterr().out)
+    said = capsys.readouterr()
+    again = json.loads(said.out)
+    # the estimate comes first, on stderr: memory and time, before any figure
+    assert re.match(r"gameai evaluate: evaluating a tictactoe model: about [0-9.]+ (MB|KB) "
+                    r"of memory and .+ of one core \(estimated\)", said.err)
     assert {k: again[k] for k in ("losses_as_x", "losses_as_o", "optimal_move_rate")} == \
         {k: report["evaluation"][k] for k in ("losses_as_x", "losses_as_o", "optimal_move_rate")}
 

@@ -10,8 +10,10 @@ from gameai.games import Board, get_game
 from gameai.models.oracle import solver_model
 from trainer.evaluate import (
     _merge,
+    _solved,
     checks,
     evaluate,
+    evaluation_estimate,
     losses,
     must_not_lose,
     optimal_move_rate,
@@ -212,6 +214,36 @@ def test_a_gravity_board_of_twenty_cells_gets_its_full_evaluation():
     assert 0 < report["optimal_move_rate"] < 1
     assert report["optimal_move_positions"] > 1_000_000
     assert report["losses_as_x"] >= 0 and report["losses_as_o"] > 0
+
+
+def test_the_evaluation_estimate_holds_the_time_it_takes():
+    """The estimate (memory and time, before anything starts) against the evaluation itself:
+    the memory is the solver table's, the time within a factor of three of the CPU seconds
+    (loaded machines run slower; docs/trainer.md has the figures)."""
+    import time
+
+    learner = make_learner(get_game("connect-4x5-4"), "td", seed=1)
+    learner.play(2000)
+    model = learner.export()
+    estimate = evaluation_estimate(model, random_games=200)
+    from gameai.games.sizes import solve_estimate
+
+    assert estimate.bytes == solve_estimate(get_game("connect-4x5-4")).bytes
+    _solved.cache_clear()  # the solver's one-off table is part of what is estimated
+    started = time.process_time()
+    evaluate(model, random_games=200)
+    spent = time.process_time() - started
+    assert estimate.seconds / 3 < spent < estimate.seconds * 3
+
+
+def test_an_evaluation_beyond_the_solver_costs_no_solver_time(monkeypatch):
+    learner = make_learner(get_game("connect-4x5-4"), "td", seed=1)
+    learner.play(200)
+    model = learner.export()
+    whole = evaluation_estimate(model)
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "100M")
+    left_out = evaluation_estimate(model)
+    assert left_out.bytes == 0 and left_out.seconds < whole.seconds / 2
 
 
 def test_a_solver_table_over_the_limit_is_omitted_with_the_estimate(monkeypatch):

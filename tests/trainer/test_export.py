@@ -28,7 +28,7 @@ def test_chunks_never_change_the_model(monkeypatch, name, algorithm):
     assert len(whole.keys) > 7 * 10
 
 
-@pytest.mark.parametrize("algorithm", ["td", "qlearning"])
+@pytest.mark.parametrize("algorithm", ["td", "qlearning", "tally"])
 def test_a_streaming_exports_peak_is_measured(algorithm):
     learner = make_learner(get_game("four-in-a-row"), algorithm, seed=1)
     learner.play(20_000)
@@ -54,6 +54,27 @@ def test_a_streaming_exports_peak_is_measured(algorithm):
           f"estimate {max(seen):,}")
     assert peak < own + 64 * entries + chunk  # before: about 1 KB an entry
     assert 0.8 < peak / max(seen) < 1.2
+
+
+def test_an_export_says_its_time_before_it_starts():
+    learner = make_learner(get_game("four-in-a-row"), "tally", seed=1)
+    learner.play(2_000)
+    seen = []
+    require = trainer.export.budget.require
+
+    def spy(estimate, limit=None):
+        seen.append(estimate)
+        return require(estimate, limit)
+
+    trainer.export.budget.require = spy
+    try:
+        learner.export()
+    finally:
+        trainer.export.budget.require = require
+    # 16 cells an entry at the measured rate, stated before the model's arrays exist
+    assert seen and all(e.seconds == pytest.approx(
+        len(learner.table) * 16 * trainer.export.POOLED_SECONDS["tally"]) for e in seen)
+    assert "s" in seen[-1].describe().rsplit(" and ", 1)[1]
 
 
 def test_an_export_over_the_limit_is_refused_before_it_starts(monkeypatch):

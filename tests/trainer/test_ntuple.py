@@ -112,3 +112,13 @@ def test_parallel_actors_are_deterministic_and_learn(ttt):
         make_learner(ttt, "ntuple").export(), side="X")
     with pytest.raises(BadParameter, match="sync_games"):
         make_learner(ttt, "ntuple", params={"actors": "4", "sync_games": "2"})
+
+
+def test_shared_weights_actors_learn(ttt):
+    """sync_games=0: the actors update one set of weights at once (not reproducible)."""
+    learner = make_learner(ttt, "ntuple", seed=3, params={"actors": "2", "sync_games": "0"})
+    stats = learner.play(4000)
+    assert stats.games == 4000 == stats.x_wins + stats.o_wins + stats.draws
+    model = learner.export()
+    assert losses(model, side="X") + losses(model, side="O") < losses(
+        make_learner(ttt, "ntuple").export(), side="X")
