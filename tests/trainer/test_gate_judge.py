@@ -176,3 +176,28 @@ def test_judge_settings_are_checked(redis_url):
     with pytest.raises(SettingsError, match="--judge-games"):
         _settings(redis_url, judge_games=0)
     assert _settings(redis_url, judge_games=None, judge_time=None).judge_time == 2.0
+
+
+def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
+    """The strength curve on the training dashboard: each judged measure is a value of
+    ``gameai_trainer_evaluation{metric="judged_..."}``."""
+    from prometheus_client import CollectorRegistry
+
+    from trainer.metrics import TrainerMetrics
+
+    registry = CollectorRegistry()
+    metrics = TrainerMetrics(registry, game="tictactoe", algorithm="ntuple")
+    weak, strong, _, _ = weak_and_strong["games"]
+    metrics.evaluated(weak)
+
+    def sample(metric):
+        return registry.get_sample_value(
+            "gameai_trainer_evaluation",
+            {"game": "tictactoe", "algorithm": "ntuple", "metric": metric},
+        )
+
+    perfect_x = weak["judged"]["measures"][0]
+    assert sample("judged_vs_perfect_as_x") == perfect_x["score"]["value"] < 0.5
+    metrics.evaluated(strong)
+    assert sample("judged_vs_perfect_as_x") == 0.5
+    assert sample("judged_vs_noisy_0.3_as_o") is not None
