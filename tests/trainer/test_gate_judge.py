@@ -76,6 +76,16 @@ def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
     perfect_x = strong["judged"]["measures"][0]
     assert (perfect_x["wins"], perfect_x["draws"], perfect_x["losses"]) == (0, 60, 0)
     assert weak["judged"]["measures"][0]["losses"] > 0
+    # repeated lines are not independent samples: the band counts distinct lines only
+    from trainer.calibrate import Tally
+
+    for m in weak["judged"]["measures"]:
+        assert 1 <= m["distinct_games"] <= m["games"] == 60
+        naive = Tally(m["wins"], m["draws"], m["losses"]).score_variance
+        assert m["variance"] == pytest.approx(naive * 60 / m["distinct_games"])
+        assert m["score"]["high"] - m["score"]["low"] >= 2 * 1.959964 * naive**0.5 - 1e-9 or (
+            m["score"]["high"] == 1.0 or m["score"]["low"] == 0.0
+        )
     # the perfect table is better, the weak network a regression, each against the other
     sign, why = compare_measure(strong["judged"]["measures"][0], weak["judged"]["measures"][0])
     assert sign == 1 and "+-" in why
