@@ -204,3 +204,51 @@ def selfplay(game: Game, *, games: int, rounds: int = 3, actors: tuple[int, ...]
         f"{name}: {v:.2f}x" for name, v in speedup.items()) +
         f"; load average {min(load):.1f}-{max(load):.1f}")
     return report
+
+
+# the classes of Pons's Connect Four sets that the issue's error rates are read on
+POSITION_CLASSES = (("beginning", "hard"), ("middle", "medium"))
+
+
+def position_errors(model: NtupleModel, *, depths: list[int | None], count: int = 100,
+                    seed: int = 0, classes: tuple[tuple[str, str], ...] = POSITION_CLASSES,
+                    progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """The error rate of each policy (``None``: the network alone) on the solver-labelled
+    benchmark positions of each class (:mod:`gameai.games.benchmark`, gravity games, the
+    same set for the same seed and count, cached): a move is an error when another legal
+    move has a strictly better exact outcome (win > draw > loss)."""
+    from gameai.games.benchmark import cached_set
+    from gameai.games.game import as_mnk
+    from gameai.games.search import Searcher
+    from gameai.games.solver import default_cache_dir
+    from trainer.calibrate import wilson
+
+    game = as_mnk(model.game)
+    searcher = Searcher(game)
+    report: dict[str, Any] = {"game": game.name, "count": count, "seed": seed,
+                              "load_average_before": os.getloadavg(), "classes": {}}
+    for stage, difficulty in classes:
+        started = time.perf_counter()
+        found = cached_set(game, stage=stage, difficulty=difficulty, count=count, seed=seed,
+                           searcher=searcher, cache_dir=default_cache_dir())
+        labelled_seconds = time.perf_counter() - started
+        figures: dict[str, Any] = {"positions": len(found),
+                                   "labelling_seconds": round(labelled_seconds, 1)}
+        for depth in depths:
+            name = "network" if depth is None else f"depth {depth}"
+            errors = 0
+            for position in found:
+                board = game.parse(position.board)
+                e = model.evaluate(board) if depth is None else model.search(board, depth)
+                column = e.best.col + 1
+                sign = {c: (s > 0) - (s < 0) for c, s in position.move_scores.items()}
+                errors += sign[column] < max(sign.values())
+            low, high = wilson(errors, len(found))
+            figures[name] = {"errors": errors, "rate": errors / len(found), "low": low,
+                             "high": high}
+            progress(f"{stage} {difficulty} ({len(found)} positions): {name} "
+                     f"{100 * errors / len(found):.1f}% errors (95% {100 * low:.1f}-"
+                     f"{100 * high:.1f}%)")
+        report["classes"][f"{stage} {difficulty}"] = figures
+    report["load_average_after"] = os.getloadavg()
+    return report
