@@ -19,6 +19,7 @@ its time are counted and left out, never guessed.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -28,7 +29,7 @@ from typing import Any
 from gameai.games import Game, State
 from gameai.games.search import SearchTimeout
 from gameai.models import Model
-from trainer.calibrate import PerfectPlayer, Player, perfect_player, play_game, wilson
+from trainer.calibrate import Z95, PerfectPlayer, Player, perfect_player, play_game, wilson
 
 NOISE = (0.1, 0.2, 0.3)
 STAGES = ("beginning", "middle", "end")
@@ -191,6 +192,18 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     return report
 
 
+def _play_line(game: Game, x: Player, o: Player, rng: random.Random
+               ) -> tuple[str | None, tuple[int, ...]]:
+    """One game from the start: the winner (``None``: a draw) and its moves."""
+    state = game.initial()
+    moves = []
+    while not state.is_over():
+        action = (x if state.to_move == "X" else o)(state, rng)
+        moves.append(action)
+        state = state.play(action)
+    return state.winner(), tuple(moves)
+
+
 # --- the gates' judge (issue 14, point 5) -------------------------------------------------
 
 GATE_NOISE = NOISE  # the noisy solvers the gate plays on boards past the tables
@@ -220,7 +233,9 @@ class GateJudge:
       ``vs_noisy_P_as_o`` for P in 0.1, 0.2, 0.3: as second player against a solver that
       plays a random non-losing move with probability P. Each is a mean score (win 1,
       draw 1/2, loss 0) with the variance of that mean, so the gate can tell when two models
-      are indistinguishable.
+      are indistinguishable. Games that replay the same line are not independent (a
+      deterministic model against fixed unproved answers), so the variance is counted over
+      the distinct lines (``distinct_games``), never over more samples than were seen.
 
     The opponents live as long as the judge, so every model this judge sees (candidates and
     production alike) meets the same answers to the same positions with the same seeds.
@@ -272,17 +287,28 @@ class GateJudge:
             for label, opponent, side, seed in matches:
                 rng = random.Random(seed)
                 tally = Tally()
+                lines: set[tuple[int, ...]] = set()
                 for _ in range(self.games):
                     x, o = (me, opponent) if side == "X" else (opponent, me)
-                    winner = play_game(self.game, x, o, rng)
+                    winner, line = _play_line(self.game, x, o, rng)
+                    lines.add(line)
                     if winner is None:
                         tally.draws += 1
                     elif winner == side:
                         tally.wins += 1
                     else:
                         tally.losses += 1
-                out["measures"].append({"name": label, "kind": "score", **tally.to_json(),
-                                        "variance": tally.score_variance})
+                # Games that repeat a line are not independent draws (a deterministic model
+                # against an opponent whose unproved answers are fixed replays its lines),
+                # so the score's variance counts distinct lines only: a wider, honest band.
+                variance = tally.score_variance * tally.games / len(lines)
+                half = Z95 * math.sqrt(variance)
+                score = tally.score
+                out["measures"].append({
+                    "name": label, "kind": "score", **tally.to_json(),
+                    "score": {"value": score, "low": max(score - half, 0.0),
+                              "high": min(score + half, 1.0)},
+                    "distinct_games": len(lines), "variance": variance})
             out["opponent_moves"] = perfect.exact_moves - before[0] + \
                 perfect.guessed_moves - before[1]
             out["unproved_moves"] = perfect.guessed_moves - before[1]

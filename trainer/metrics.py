@@ -65,6 +65,11 @@ class TrainerMetrics:
         played = sum(sum(side.values()) for side in vs.values())
         if played:
             figures["vs_random_loss_rate"] = sum(side["loss"] for side in vs.values()) / played
+        # the gates' judged measures (n-tuple workers): the strength curve on the training
+        # dashboard, e.g. metric="judged_vs_perfect_as_x" (the mean score, 0 to 1)
+        for m in (report.get("judged") or {}).get("measures", []):
+            figures[f"judged_{m['name']}"] = m["score"]["value"] if m["kind"] == "score" \
+                else m["value"]
         for name, value in figures.items():
             if value is not None:
                 self._evaluation.labels(self.game, self.algorithm, name).set(value)

@@ -45,11 +45,11 @@ from gameai.models.ntuple_kernels import (
     THEIRS,
     Net,
     above,
-    afterstate_sum,
+    afterstate_delta,
     cell_states,
     playable,
-    set_cell,
-    total,
+    read_weights,
+    set_cell_cur,
     tuple_indices,
     wins,
 )
@@ -74,7 +74,7 @@ class NtupleParams(Params):
     tcl: bool = False
     exploring_starts: float = 0.0
     actors: int = 1  # parallel self-play threads, each on its own copy of the weights
-    sync_games: int = 512  # games between merges of the actors' weights (their mean)
+    sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -88,7 +88,8 @@ class NtupleParams(Params):
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
         require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
         require(1 <= self.actors <= 64, "actors", "from 1 to 64")
-        require(self.sync_games >= self.actors, "sync_games", "at least actors")
+        require(self.sync_games == 0 or self.sync_games >= self.actors, "sync_games",
+                "0 (shared weights, not reproducible) or at least actors")
 
 
 class NtupleLearner(Learner):
@@ -119,6 +120,7 @@ class NtupleLearner(Learner):
         # each actor's own generator, seeded from the learner's seed and its number
         self.actor_rngs = [seed_state(seed * 1_000_003 + i + 1) for i in range(p.actors)]
         self._pool: ThreadPoolExecutor | None = None
+        self._copies: list[list[np.ndarray]] | None = None  # the parallel rounds' buffers
 
     @property
     def exploration(self) -> float:
@@ -136,6 +138,9 @@ class NtupleLearner(Learner):
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(p.actors, thread_name_prefix="ntuple-actor")
+        if p.sync_games == 0:
+            self._shared_round(games, played, schedule, stats)
+            return
         done = 0
         while done < games or games == 0:
             chunk = min(p.sync_games, games - done)
@@ -144,28 +149,62 @@ class NtupleLearner(Learner):
             if games == 0:
                 break
 
-    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
-                        stats: np.ndarray) -> None:
-        """``games`` games shared among the actors, each on a copy of the weights, then
-        the weights (and temporal coherence's sums) set to the mean of the copies: the
-        same for the same seed and number of actors, whatever the threads' timing."""
+    def _shares(self, games: int) -> tuple[list[int], list[int]]:
         k = self.params.actors
         shares = [games // k + (i < games % k) for i in range(k)]
-        starts = np.cumsum([0, *shares[:-1]])
-        weights = [self.weights.copy() for _ in range(k)]
-        sums = [self.tcl_sum.copy() for _ in range(k)]
-        sizes = [self.tcl_abs.copy() for _ in range(k)]
+        return shares, [sum(shares[:i]) for i in range(k)]
+
+    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
+                        stats: np.ndarray) -> None:
+        """``games`` games shared among the actors: actor 0 on the weights themselves, the
+        others on copies of them, then every copy's change added to the weights (and to
+        temporal coherence's sums): each game's update counts fully, as with one actor,
+        and the result is the same for the same seed and number of actors, whatever the
+        threads' timing."""
+        k = self.params.actors
+        arrays = [a for a in (self.weights, self.tcl_sum, self.tcl_abs) if a.size]
+        if self._copies is None:  # allocated once: the arrays are tens of megabytes
+            self._copies = [[np.empty_like(a) for a in arrays] for _ in range(k)]
+        before, *others = self._copies
+        for a, b in zip(arrays, before, strict=True):
+            np.copyto(b, a)
+        for copy in others:
+            for a, b in zip(arrays, copy, strict=True):
+                np.copyto(b, a)
+        views = [arrays, *others]
+        empty = np.zeros((0, 0), dtype=np.float32)
+
+        def tcl(view: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+            return (view[1], view[2]) if len(view) == 3 else (empty, empty)
+
+        shares, starts = self._shares(games)
         counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
         assert self._pool is not None
-        futures = [self._pool.submit(play_games, self.net, weights[i], sums[i], sizes[i],
-                                     self.actor_rngs[i], shares[i], played + int(starts[i]),
+        futures = [self._pool.submit(play_games, self.net, views[i][0], *tcl(views[i]),
+                                     self.actor_rngs[i], shares[i], played + starts[i],
                                      schedule, counts[i]) for i in range(k)]
         for future in futures:
             future.result()
-        np.mean(weights, axis=0, out=self.weights)
-        if self.tcl_sum.size:
-            np.mean(sums, axis=0, out=self.tcl_sum)
-            np.mean(sizes, axis=0, out=self.tcl_abs)
+        for copy in others:
+            for a, b, old in zip(arrays, copy, before, strict=True):
+                add_change(a.reshape(-1), b.reshape(-1), old.reshape(-1))
+        stats += np.sum(counts, axis=0)
+
+    def _shared_round(self, games: int, played: int, schedule: np.ndarray,
+                      stats: np.ndarray) -> None:
+        """``sync_games=0``: every actor updates the one set of weights at once, unlocked
+        (Hogwild!): no copies and no merges, but the result depends on the threads'
+        timing, so it is not reproducible."""
+        k = self.params.actors
+        shares, starts = self._shares(games)
+        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
+        assert self._pool is not None
+        futures = [self._pool.submit(play_games, self.net, self.weights, self.tcl_sum,
+                                     self.tcl_abs, self.actor_rngs[i], shares[i],
+                                     played + starts[i], schedule, counts[i])
+                   for i in range(k)]
+        for future in futures:
+            future.result()
         stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
@@ -186,6 +225,7 @@ class NtupleLearner(Learner):
         shape = self.weights.shape if self.params.tcl else (0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
+        self._copies = None  # the parallel rounds' buffers follow the new arrays
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
@@ -197,6 +237,9 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
     count = net.pt_cells.shape[0]
     states = np.empty((2, cells), dtype=np.int64)
     idx = np.empty((2, count), dtype=np.int64)
+    cur = np.empty((2, count), dtype=np.float32)  # each physical tuple's weight now
+    pend = np.zeros(count, dtype=np.int64)
+    touched = np.empty(count, dtype=np.int64)
     base = np.zeros(2)
     history = np.empty((cells, count), dtype=np.int64)  # each ply's afterstate, mover's side
     best_value = np.empty(cells)
@@ -215,7 +258,7 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
         for side in range(2):
             cell_states(net, x, o, states[side])
             tuple_indices(net, states[side], idx[side])
-            base[side] = total(net, W, idx[side])
+            base[side] = read_weights(net, W, idx[side], cur[side])
         winner = -1
         last = 0
         opening = random_opening(rng, schedule[7], cells)
@@ -236,7 +279,8 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 elif (occupied | bit) == net.full:
                     vals[k] = 0.0
                 else:
-                    vals[k] = np.tanh(afterstate_sum(net, W, idx[m], states[m], base[m], c))
+                    vals[k] = np.tanh(base[m] + afterstate_delta(
+                        net, W, idx[m], cur[m], states[m], c, pend, touched))
                 best = max(best, vals[k])
                 k += 1
             if ply < opening or (eps > 0.0 and uniform(rng) < eps):
@@ -252,12 +296,14 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 x |= bit
             else:
                 o |= bit
-            base[m] += set_cell(net, W, idx[m], states[m], c, MINE)
-            base[1 - m] += set_cell(net, W, idx[1 - m], states[1 - m], c, THEIRS)
+            base[m] += set_cell_cur(net, W, idx[m], cur[m], states[m], c, MINE)
+            base[1 - m] += set_cell_cur(net, W, idx[1 - m], cur[1 - m], states[1 - m], c,
+                                        THEIRS)
             up = above(net, c)
             if up >= 0:
                 for side in range(2):
-                    base[side] += set_cell(net, W, idx[side], states[side], up, PLAYABLE)
+                    base[side] += set_cell_cur(net, W, idx[side], cur[side], states[side],
+                                               up, PLAYABLE)
             history[ply, :] = idx[m]
             last = ply
             if vals[pick] == 1.0 and wins(net, x if m == 0 else o, c):
@@ -295,3 +341,10 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                     tcl_abs[tab, i] += abs(delta)
                 else:
                     W[tab, i] += delta
+
+
+@nb.njit(cache=True, nogil=True)
+def add_change(weights: F32, copy: F32, before: F32) -> None:
+    """``weights += copy - before``: what an actor's copy learned since ``before``."""
+    for i in range(weights.shape[0]):
+        weights[i] += copy[i] - before[i]

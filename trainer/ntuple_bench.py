@@ -163,32 +163,92 @@ def strength(model: NtupleModel, *, depths: list[int],
 
 
 def selfplay(game: Game, *, games: int, rounds: int = 3, actors: tuple[int, ...] = (1, 2),
-             params: dict[str, Any] | None = None,
+             shared: bool = True, params: dict[str, Any] | None = None,
              progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Self-play games/s, learning included, with each number of parallel actors; the
-    counts alternate round by round so that the machine's load hits each alike, and the
-    speed-up is the median of each round's ratio to one actor."""
+    """Self-play games/s, learning included, with each number of parallel actors (and, with
+    ``shared``, the most actors on one set of weights, ``sync_games=0``); the setups
+    alternate round by round so that the machine's load hits each alike, and the speed-up
+    is the median of each round's ratio to the first. The process's CPU seconds are given
+    beside the wall time: on a shared machine the wall speed-up says how much of a second
+    core was free, CPU games/s what the code costs."""
     from trainer.training import make_learner
 
-    learners = {k: make_learner(game, "ntuple", seed=0,
-                                params={**(params or {}), "actors": str(k)}) for k in actors}
+    setups = {f"{k} actor{'s' if k > 1 else ''}": {"actors": str(k)} for k in actors}
+    if shared and max(actors) > 1:
+        setups[f"{max(actors)} actors, shared"] = {"actors": str(max(actors)),
+                                                   "sync_games": "0"}
+    learners = {name: make_learner(game, "ntuple", seed=0, params={**(params or {}), **extra})
+                for name, extra in setups.items()}
     for learner in learners.values():
         learner.play(0)  # compile
-    rates: dict[int, list[float]] = {k: [] for k in actors}
+    rates: dict[str, list[float]] = {name: [] for name in setups}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in setups}
     load = [os.getloadavg()[0]]
     for _ in range(rounds):
-        for k, learner in learners.items():
+        for name, learner in learners.items():
+            cpu = time.process_time()
             stats = learner.play(games)
-            rates[k].append(stats.games_per_second)
+            rates[name].append(stats.games_per_second)
+            cpu_rates[name].append(games / max(time.process_time() - cpu, 1e-9))
         load.append(os.getloadavg()[0])
-        progress(", ".join(f"{k} actor(s) {rates[k][-1]:,.0f} games/s" for k in actors))
-    first = actors[0]
-    speedup = {str(k): float(np.median([r / b for r, b in zip(rates[k], rates[first],
-                                                                strict=True)]))
-               for k in actors}
+        progress(", ".join(f"{name} {rates[name][-1]:,.0f} games/s ({cpu_rates[name][-1]:,.0f}"
+                           " a CPU second)" for name in setups))
+    first = next(iter(setups))
+    speedup = {name: float(np.median([r / b for r, b in zip(rates[name], rates[first],
+                                                               strict=True)]))
+               for name in setups}
     report = {"game": game.name, "games_per_round": games, "rounds": rounds,
-              "load_average": load, "games_per_second": {str(k): rates[k] for k in actors},
-              "speedup": speedup}
-    progress(f"speed-up over {first} actor: " + ", ".join(
-        f"{k}: {v:.2f}x" for k, v in speedup.items()))
+              "load_average": load, "games_per_second": rates,
+              "games_per_cpu_second": cpu_rates, "speedup": speedup}
+    progress(f"speed-up over {first} (wall, median of rounds): " + ", ".join(
+        f"{name}: {v:.2f}x" for name, v in speedup.items()) +
+        f"; load average {min(load):.1f}-{max(load):.1f}")
+    return report
+
+
+# the classes of Pons's Connect Four sets that the issue's error rates are read on
+POSITION_CLASSES = (("beginning", "hard"), ("middle", "medium"))
+
+
+def position_errors(model: NtupleModel, *, depths: list[int | None], count: int = 100,
+                    seed: int = 0, classes: tuple[tuple[str, str], ...] = POSITION_CLASSES,
+                    progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """The error rate of each policy (``None``: the network alone) on the solver-labelled
+    benchmark positions of each class (:mod:`gameai.games.benchmark`, gravity games, the
+    same set for the same seed and count, cached): a move is an error when another legal
+    move has a strictly better exact outcome (win > draw > loss)."""
+    from gameai.games.benchmark import cached_set
+    from gameai.games.game import as_mnk
+    from gameai.games.search import Searcher
+    from gameai.games.solver import default_cache_dir
+    from trainer.calibrate import wilson
+
+    game = as_mnk(model.game)
+    searcher = Searcher(game)
+    report: dict[str, Any] = {"game": game.name, "count": count, "seed": seed,
+                              "load_average_before": os.getloadavg(), "classes": {}}
+    for stage, difficulty in classes:
+        started = time.perf_counter()
+        found = cached_set(game, stage=stage, difficulty=difficulty, count=count, seed=seed,
+                           searcher=searcher, cache_dir=default_cache_dir())
+        labelled_seconds = time.perf_counter() - started
+        figures: dict[str, Any] = {"positions": len(found),
+                                   "labelling_seconds": round(labelled_seconds, 1)}
+        for depth in depths:
+            name = "network" if depth is None else f"depth {depth}"
+            errors = 0
+            for position in found:
+                board = game.parse(position.board)
+                e = model.evaluate(board) if depth is None else model.search(board, depth)
+                column = e.best.col + 1
+                sign = {c: (s > 0) - (s < 0) for c, s in position.move_scores.items()}
+                errors += sign[column] < max(sign.values())
+            low, high = wilson(errors, len(found))
+            figures[name] = {"errors": errors, "rate": errors / len(found), "low": low,
+                             "high": high}
+            progress(f"{stage} {difficulty} ({len(found)} positions): {name} "
+                     f"{100 * errors / len(found):.1f}% errors (95% {100 * low:.1f}-"
+                     f"{100 * high:.1f}%)")
+        report["classes"][f"{stage} {difficulty}"] = figures
+    report["load_average_after"] = os.getloadavg()
     return report

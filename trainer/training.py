@@ -25,6 +25,7 @@ from gameai.models import Model
 from trainer.defaults import defaults_for
 from trainer.evaluate import evaluate, unbeatable
 from trainer.gates import perfect
+from trainer.judge import GateJudge
 from trainer.learner import Learner, Params, RoundStats, build_params
 from trainer.ntuple import NtupleLearner
 from trainer.qlearning import QLearner
@@ -122,7 +123,7 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
           eval_share: float | None = None, random_games: int = TRAINING_RANDOM_GAMES,
           on_round: Callable[[RoundStats, Checkpoint | None], None] | None = None,
           should_stop: Callable[[], bool] | None = None, record_time: bool = True,
-          created_at: str | None = None) -> TrainResult:
+          created_at: str | None = None, judge: GateJudge | None = None) -> TrainResult:
     """Train ``learner`` for ``games`` more games, or until unbeatable (or perfect:
     unbeatable and the optimal move everywhere), ``games`` being then the most it may play.
 
@@ -136,6 +137,9 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
         record_time: put the training time into the model's metadata (off for byte-for-byte
             reproducible files).
         created_at: the creation time to record (default: now).
+        judge: also judge every checkpoint as served by the solver-based measures of the
+            gates (``evaluation["judged"]``: the strength curves against the perfect
+            player of ``--plot``), within the same time budget.
     Raises:
         CannotTrain: ``until_unbeatable`` for a game whose exhaustive test is omitted, or
             ``until_perfect`` for one the solver cannot settle.
@@ -157,6 +161,8 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
             started = time.perf_counter()
             model = learner.export()
             report = evaluate(model, random_games=random_games, seed=learner.seed)
+            if judge is not None:
+                report["judged"] = judge.measures(model, report)
             point = Checkpoint(learner.games_played, result.seconds, stats.games_per_second,
                                learner.exploration, report, opening_values(model))
             result.history.append(point)
@@ -177,6 +183,8 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
     started = time.perf_counter()
     exported = learner.export()
     final = evaluate(exported, seed=learner.seed)
+    if judge is not None:
+        final["judged"] = judge.measures(exported, final)
     stamp = {"created_at": created_at} if created_at is not None else {}
     taken = round(result.seconds, 3) if record_time else 0.0
     result.model = with_evaluation(

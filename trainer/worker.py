@@ -255,10 +255,10 @@ class Worker:
         model = with_evaluation(
             lambda r: exported.with_info(self.learner.info(evaluation=r)), report)
         self.metrics.evaluated(report)
-        log.info("candidate after %d games: losses X %s O %s, optimal %s, opening %s",
+        log.info("candidate after %d games: losses X %s O %s, optimal %s, opening moves %s",
                  self.learner.games_played, report.get("losses_as_x"),
                  report.get("losses_as_o"), report.get("optimal_move_rate"),
-                 [None if v is None else round(v, 3) for v in opening_values(model)])
+                 [round(v, 3) for v in opening_values(model) if v is not None])
         if report.get("judged"):
             log.info("candidate judged (%s): %s", report["judged"]["policy"],
                      describe_judged(report["judged"]))

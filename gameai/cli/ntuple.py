@@ -30,6 +30,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="also judge the network alone and with the game's default depth by "
                    "the exact solver: GAMES games against perfect play as X and as O, a "
                    "noisy solver (0.1/0.2/0.3) as O, and the error rate by stage")
+    p.add_argument("--positions", type=int, default=0, metavar="N",
+                   help="also the error rate of the network alone and with the default "
+                   "depth on N solver-labelled benchmark positions of each class (gravity "
+                   "games: beginning hard, middle medium; labelled once, then cached)")
     p.add_argument("--noisy-games", type=int, default=200, metavar="N")
     p.add_argument("--per-stage", type=int, default=200, metavar="N",
                    help="solver-labelled positions per stage for the error rate")
@@ -72,6 +76,14 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, progress=say)
+    if args.positions:
+        if not getattr(model.game, "gravity", False):
+            raise CommandError(f"--positions: benchmark positions are drawn for gravity "
+                               f"games, not {model.game.name}")
+        from trainer.ntuple_bench import position_errors
+
+        report["positions"] = position_errors(model, depths=[None, model.default_depth],
+                                              count=args.positions, progress=say)
     if args.json:
         print(json.dumps(report))
     return 0

@@ -74,7 +74,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "gameai)")
     p.add_argument("--promote", choices=("auto", "manual"), help="with --store: auto moves "
                    "production to the new version if the gates pass (default manual)")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves (PNG, or "
+                   "SVG with the suffix .svg)")
+    p.add_argument("--judge-games", type=positive, metavar="N",
+                   help="also judge every checkpoint as served against the solver (the "
+                   "gates' measures: lines lost and optimal moves where the solver's table "
+                   "fits, else N games a match against the perfect and the noisy solvers): "
+                   "the strength curve of --plot")
+    p.add_argument("--judge-time", type=float, default=2.0, metavar="S",
+                   help="with --judge-games: seconds of solver search per opponent move "
+                   "(default 2)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     memory_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -272,6 +281,15 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
+    judge = None
+    if args.judge_games:
+        from trainer.judge import GateJudge
+
+        if not 0 < args.judge_time <= 600:
+            raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
+                               f"{args.judge_time:g}", USAGE)
+        judge = GateJudge(game, games=args.judge_games, time_limit=args.judge_time,
+                          seed=args.seed)
     until = args.until_unbeatable or args.until_perfect
     cap = args.games or (DEFAULT_UNBEATABLE_CAP if until else DEFAULT_GAMES)
     stamp = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds: fixed metadata
@@ -284,7 +302,7 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                        should_stop=stop,
                        on_round=lambda s, c: bar.advance(
                            s.games, note=summary(c.evaluation) if c else ""),
-                       record_time=stamp is None, created_at=created_at)
+                       record_time=stamp is None, created_at=created_at, judge=judge)
     extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),

@@ -38,7 +38,8 @@ from gameai.cli.processes import (
 )
 
 GAMES = ("tictactoe",)
-ALGORITHM = "td"
+ALGORITHM = "td"  # tables: perfect on the small boards, where the worker then idles
+NTUPLE_CELLS = 12  # m,n,k boards past this many cells train an n-tuple network (issue 14)
 READY_SECONDS = 600.0
 
 
@@ -65,8 +66,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "version yet and whose solver table fits the memory limit (published as "
                    "algorithm 'solver', not learned; its trainer then idles, as production "
                    "is perfect)")
+    p.add_argument("--publish-every", type=_positive, metavar="N",
+                   help="self-play games between the trainers' candidates (default: per "
+                   "algorithm)")
+    p.add_argument("--judge-games", type=_positive, metavar="N",
+                   help="n-tuple trainers: games of each match of their gates (default 100)")
+    p.add_argument("--judge-time", type=float, metavar="S",
+                   help="n-tuple trainers: seconds of solver search per opponent move in "
+                   "their gates (default 2)")
     memory_option(p)
     p.set_defaults(func=run_up)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def algorithm_for(game: str) -> str:
+    """The learner ``up`` trains ``game`` with: td's table on the small boards (it becomes
+    perfect and the trainer idles), an n-tuple network on m,n,k boards of more than
+    ``NTUPLE_CELLS`` cells (four-in-a-row, ``mnk-4x5-4``, Connect Four), where tables do
+    not pass the gates (issue 14), and td along the state graph for the other games."""
+    from gameai.games import get_game
+
+    rules = get_game(game)
+    return "ntuple" if rules.cell_kernels and rules.cells > NTUPLE_CELLS else ALGORITHM
 
 
 def _port(text: str) -> int:
@@ -136,9 +166,13 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
     env = {k: v for k, v in os.environ.items() if k != "GAMEAI_STORE_URL_FILE"}
     env |= {"GAMEAI_STORE_URL": url, "GAMEAI_STORE_PREFIX": settings.prefix}
     gameai = [sys.executable, "-m", "gameai"]
+    budget = [*(["--publish-every", str(args.publish_every)] if args.publish_every else []),
+              *(["--judge-games", str(args.judge_games)] if args.judge_games else []),
+              *(["--judge-time", str(args.judge_time)] if args.judge_time else [])]
     trainers = [Child(f"{game} trainer",
-                      [*gameai, "trainer", "--game", game, "--algorithm", ALGORITHM,
-                       "--metrics-port", str(port), "--promote", "auto", "--resume"],
+                      [*gameai, "trainer", "--game", game, "--algorithm", algorithm_for(game),
+                       "--metrics-port", str(port), "--promote", "auto", "--resume",
+                       *budget],
                       logs / ("trainer.log" if i == 0 else f"trainer-{game}.log"))
                 for i, (game, port) in enumerate(zip(games, trainer_ports(args), strict=True))]
     # One server process unless GAMEAI_WORKERS says otherwise: on one machine that also
@@ -155,7 +189,8 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
         elif production[game]:
             print(f"  {game}: production is version {production[game]}, reused")
         else:
-            print(f"  {game}: no model yet: its trainer learns one first")
+            print(f"  {game}: no model yet: its trainer learns one first "
+                  f"({algorithm_for(game)})")
     sys.stdout.flush()  # a pipe (a log, a supervisor) sees each line when it is printed
     try:
         for child in children:

@@ -15,9 +15,10 @@ the side to move cannot win at once (its parent only plays moves that leave no i
 win), so bounds are tight before any child is searched.
 
 The transposition table keeps, per slot, the exact position (two words, canonical under
-the left-right mirror) and a lower and an upper bound packed in a third word (one cache
-line a probe); search is always to the end, so a
-bound never goes stale. A search stops when ``stats[NODES]`` passes ``stats[BUDGET]``:
+the left-right mirror) and a lower and an upper bound and the ply packed in a third word;
+slots come in buckets of two, the first keeping the position nearest the root (the larger
+subtree) and the second always replaced. Search is always to the end, so a bound never
+goes stale. A search stops when ``stats[NODES]`` passes ``stats[BUDGET]``:
 it sets ``stats[ABORTED]`` and unwinds without storing anything, so the caller can resume
 with the table it filled (pause and resume by time budget).
 """
@@ -33,6 +34,7 @@ NODES, BUDGET, ABORTED = 0, 1, 2
 P_H, P_COLS, P_ROWS, P_K, P_GRAVITY, P_CELLS, P_MIRROR, P_ETC = range(8)
 NO_LOWER, NO_UPPER = -127, 127
 EMPTY_BOUNDS = (NO_LOWER + 128) | (NO_UPPER + 128) << 8  # a slot's bounds word when unknown
+EMPTY_PLY = 255  # an empty slot's ply: every position replaces it
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -128,9 +130,10 @@ def mirror(b: np.uint64, params: np.ndarray) -> np.uint64:
 
 @nb.njit(cache=True, inline="always")
 def _slot(a: np.uint64, b: np.uint64, size_mask: np.uint64) -> np.int64:
+    """The first slot of the position's bucket of two (an even index)."""
     h = a * _MIX1 ^ (b * _MIX2)
     h ^= h >> np.uint64(29)
-    return np.int64(h & size_mask)
+    return np.int64(h & size_mask & ~_ONE)
 
 
 @nb.njit(cache=True)
@@ -151,32 +154,49 @@ def _unpack(word: np.uint64) -> tuple[np.int64, np.int64]:
 
 
 @nb.njit(cache=True, inline="always")
-def _pack(lo: np.int64, hi: np.int64) -> np.uint64:
-    return np.uint64(lo + 128) | (np.uint64(hi + 128) << np.uint64(8))
+def _pack(lo: np.int64, hi: np.int64, ply: np.int64) -> np.uint64:
+    return (np.uint64(lo + 128) | (np.uint64(hi + 128) << np.uint64(8))
+            | (np.uint64(EMPTY_PLY - ply) << np.uint64(16)))
+
+
+@nb.njit(cache=True, inline="always")
+def _ply(word: np.uint64) -> np.int64:
+    """The ply a slot's position was stored at (:data:`EMPTY_PLY` when the slot is empty)."""
+    return EMPTY_PLY - np.int64((word >> np.uint64(16)) & np.uint64(0xFF))
 
 
 @nb.njit(cache=True)
 def probe(tt: np.ndarray, a: np.uint64, b: np.uint64) -> tuple[np.int64, np.int64]:
     """``(lower, upper)`` bounds the table holds for the position ``(a, b)``."""
     i = _slot(a, b, np.uint64(len(tt) - 1))
-    if tt[i, 0] == a and tt[i, 1] == b:
-        return _unpack(tt[i, 2])
+    for j in range(i, i + 2):
+        if tt[j, 0] == a and tt[j, 1] == b:
+            return _unpack(tt[j, 2])
     return np.int64(NO_LOWER), np.int64(NO_UPPER)
 
 
 @nb.njit(cache=True)
-def store(tt: np.ndarray, a: np.uint64, b: np.uint64, lo: np.int64, hi: np.int64) -> None:
-    """Keep bounds for ``(a, b)``: narrowed with the slot's own if it holds the same
-    position, else replacing whatever the slot held."""
+def store(tt: np.ndarray, a: np.uint64, b: np.uint64, lo: np.int64, hi: np.int64,
+          ply: np.int64) -> None:
+    """Keep bounds for ``(a, b)`` found at ``ply``: narrowed with its own slot's if the
+    bucket holds the position; else in the bucket's first slot if the position is at most
+    as deep as the one there (nearer the root: a larger subtree saved), which moves to the
+    second slot, else in the second slot (always replaced)."""
     i = _slot(a, b, np.uint64(len(tt) - 1))
-    if tt[i, 0] == a and tt[i, 1] == b:
-        old_lo, old_hi = _unpack(tt[i, 2])
-        lo = max(lo, old_lo)
-        hi = min(hi, old_hi)
+    for j in range(i, i + 2):
+        if tt[j, 0] == a and tt[j, 1] == b:
+            old_lo, old_hi = _unpack(tt[j, 2])
+            tt[j, 2] = _pack(max(lo, old_lo), min(hi, old_hi), ply)
+            return
+    if ply <= _ply(tt[i, 2]):
+        tt[i + 1, 0] = tt[i, 0]
+        tt[i + 1, 1] = tt[i, 1]
+        tt[i + 1, 2] = tt[i, 2]
     else:
-        tt[i, 0] = a
-        tt[i, 1] = b
-    tt[i, 2] = _pack(lo, hi)
+        i += 1
+    tt[i, 0] = a
+    tt[i, 1] = b
+    tt[i, 2] = _pack(lo, hi, ply)
 
 
 @nb.njit(cache=True)
@@ -233,7 +253,7 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, bet
         ca, cb = table_key(opp, mask | m, ply + 1, params)
         _, c_hi = probe(tt, ca, cb)
         if c_hi != NO_UPPER and -c_hi >= b:
-            store(tt, ka, kb, -c_hi, np.int64(NO_UPPER))
+            store(tt, ka, kb, -c_hi, np.int64(NO_UPPER), ply)
             return -c_hi
     best = np.int64(-NO_UPPER)
     for j in range(n):
@@ -250,11 +270,11 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, bet
             break
     a0 = max(alpha, lo)
     if best <= a0:
-        store(tt, ka, kb, np.int64(NO_LOWER), best)
+        store(tt, ka, kb, np.int64(NO_LOWER), best, ply)
     elif best >= b:
-        store(tt, ka, kb, best, np.int64(NO_UPPER))
+        store(tt, ka, kb, best, np.int64(NO_UPPER), ply)
     else:
-        store(tt, ka, kb, best, best)
+        store(tt, ka, kb, best, best, ply)
     return best
 
 

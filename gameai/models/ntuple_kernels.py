@@ -158,6 +158,70 @@ def afterstate_sum(net: Net, W: F32, idx: I64, states: I64, base: float, cell: i
     return base + d
 
 
+# -- the learner's hot path: each physical tuple's current weight kept beside its index ----
+
+@nb.njit(cache=True)
+def read_weights(net: Net, W: F32, idx: I64, cur: F32) -> float:
+    """``cur[p]``: the weight physical tuple ``p`` reads now; returns their sum
+    (:func:`total`)."""
+    s = 0.0
+    for p in range(idx.shape[0]):
+        cur[p] = W[net.pt_table[p], idx[p]]
+        s += cur[p]
+    return s
+
+
+@nb.njit(cache=True)
+def set_cell_cur(net: Net, W: F32, idx: I64, cur: F32, states: I64, cell: int,
+                 state: int) -> float:
+    """:func:`set_cell` that keeps ``cur`` (:func:`read_weights`) up to date, so a changed
+    tuple costs one read of the table (its new weight), not two."""
+    change = state - states[cell]
+    if change == 0:
+        return 0.0
+    d = 0.0
+    for i in range(net.cell_ptr[cell], net.cell_ptr[cell + 1]):
+        p = net.cell_pt[i]
+        idx[p] += change * net.cell_pow[i]
+        w = W[net.pt_table[p], idx[p]]
+        d += w - cur[p]
+        cur[p] = w
+    states[cell] = state
+    return d
+
+
+@nb.njit(cache=True)
+def afterstate_delta(net: Net, W: F32, idx: I64, cur: F32, states: I64, cell: int,
+                     pend: I64, touched: I64) -> float:
+    """The change of :func:`total` if the owner of ``states`` played ``cell`` (and, under
+    gravity, the cell above became playable), nothing modified: each physical tuple through
+    those cells is read once, at its new index (``pend``: zeros of one per physical tuple,
+    left zero; ``touched``: scratch of the same size)."""
+    nt = 0
+    change = MINE - states[cell]
+    for i in range(net.cell_ptr[cell], net.cell_ptr[cell + 1]):
+        p = net.cell_pt[i]
+        touched[nt] = p
+        nt += 1
+        pend[p] = change * net.cell_pow[i]
+    up = above(net, cell)
+    if up >= 0:
+        change = PLAYABLE - states[up]
+        if change != 0:
+            for i in range(net.cell_ptr[up], net.cell_ptr[up + 1]):
+                p = net.cell_pt[i]
+                if pend[p] == 0:
+                    touched[nt] = p
+                    nt += 1
+                pend[p] += change * net.cell_pow[i]
+    d = 0.0
+    for k in range(nt):
+        p = touched[k]
+        d += W[net.pt_table[p], idx[p] + pend[p]] - cur[p]
+        pend[p] = 0
+    return d
+
+
 @nb.njit(cache=True)
 def move_values(net: Net, W: F32, x: U64, o: U64, out: F32) -> None:
     """Each legal move's afterstate value for the side to move in positions ``(x, o)``

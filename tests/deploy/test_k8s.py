@@ -270,3 +270,25 @@ def test_make_credentials_never_replaces_and_checks_the_url(tmp_path: Path) -> N
     assert path.stat().st_mode & 0o077 == 0
     bad = make_credentials(root, "--external", "http://redis:6379")
     assert bad.returncode == 2 and "redis://" in bad.stderr
+
+
+def test_the_connect_four_component_trains_an_ntuple_network_and_serves_it(
+        tmp_path: Path) -> None:
+    """An overlay with ``components: [../../components/connect-four]`` (rendered from a copy
+    of deploy/k8s, as an operator's overlay would be): the trainer learns Connect Four with
+    an n-tuple network and the servers serve it beside tic-tac-toe."""
+    shutil.copytree(K8S, tmp_path / "k8s")
+    overlay = tmp_path / "k8s" / "overlays" / "c4"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - ../../base\ncomponents:\n  - ../../components/connect-four\n")
+    _, docs = kustomize(overlay)
+    objects = by_kind(docs)
+    trainer = containers(objects)["gameai-trainer"]
+    args = trainer["args"]
+    assert args[:5] == ["trainer", "--game", "connect-four", "--algorithm", "ntuple"]
+    assert "--resume" in args and "0.0.0.0" in args
+    server = containers(objects)["gameai-server"]
+    env = {e["name"]: e.get("value") for e in server["env"]}
+    assert env["GAMEAI_GAMES"] == "tictactoe,connect-four"

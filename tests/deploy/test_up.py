@@ -137,3 +137,34 @@ def test_up_exact_serves_the_solvers_model_labelled_as_such(tmp_path: Path) -> N
     finally:
         code = up.stop()
     assert code == 0, up.text
+
+
+@pytest.mark.slow
+def test_up_trains_connect_four_with_an_ntuple_network_and_serves_it(tmp_path: Path) -> None:
+    """``--games connect-four`` with a short training budget: its trainer learns an n-tuple
+    network, judges it against the solver, publishes and promotes it; the server (over the
+    embedded, real Redis) then answers best-move and evaluate with it."""
+    from tests.deploy.test_live import start_up
+
+    up = start_up(tmp_path / "data", "--games", "connect-four", "--publish-every", "2000",
+                  "--judge-games", "4", "--judge-time", "0.05")
+    try:
+        up.wait_for("gameai is up:", timeout=300)
+        assert "connect-four: no model yet: its trainer learns one first (ntuple)" in up.text
+        with httpx.Client(base_url=f"http://127.0.0.1:{up.http}", timeout=10) as client:
+            (game,) = client.get("/v1/games").json()["games"]
+            assert game["name"] == "connect-four" and game["ready"]
+            empty = "|".join(["-------"] * 6)
+            answer = client.post("/v1/games/connect-four/best-move", json={"board": empty})
+            assert answer.status_code == 200, answer.text
+            body = answer.json()
+            # only an n-tuple network searches (depth 2 by default); the piece drops
+            assert body["depth"] == 2 and body["model_version"] >= 1, body
+            assert body["move"]["row"] == 5, body
+            values = client.post("/v1/games/connect-four/evaluate", json={"board": empty})
+            assert values.status_code == 200 and len(values.json()["moves"]) == 7
+        log = (tmp_path / "data" / "logs" / "trainer.log").read_text()
+        assert "candidate judged (depth 2)" in log and "promoted to production" in log
+    finally:
+        code = up.stop()
+    assert code == 0, up.text

@@ -179,3 +179,74 @@ def test_finished_boards_and_other_games_are_refused():
         Searcher(game, tt_bits=10).solve(game.parse_moves("4455667"))
     assert not supports(get_game("mnk-8x8-5"))  # 9 x 8 bits do not fit in one word
     assert not supports(get_game("three-mens-morris"))
+
+
+class ReferenceTable:
+    """The transposition table's bucket policy in plain Python: buckets of two slots; a
+    position already held is narrowed in place; a new one takes the first slot when it is
+    at most as deep as the position there (which moves to the second), else the second."""
+
+    def __init__(self, bits: int) -> None:
+        self.size = 1 << bits
+        self.slots: list[tuple[int, int, int, int, int] | None] = [None] * self.size
+
+    def bucket(self, a: int, b: int) -> int:
+        m = (1 << 64) - 1
+        h = (a * 0x9E3779B97F4A7C15 & m) ^ (b * 0xC2B2AE3D27D4EB4F & m)
+        h ^= h >> 29
+        return h & (self.size - 1) & ~1
+
+    def probe(self, a: int, b: int) -> tuple[int, int]:
+        i = self.bucket(a, b)
+        for slot in self.slots[i:i + 2]:
+            if slot is not None and slot[:2] == (a, b):
+                return slot[2], slot[3]
+        return kern.NO_LOWER, kern.NO_UPPER
+
+    def store(self, a: int, b: int, lo: int, hi: int, ply: int) -> None:
+        i = self.bucket(a, b)
+        for j in (i, i + 1):
+            slot = self.slots[j]
+            if slot is not None and slot[:2] == (a, b):
+                self.slots[j] = (a, b, max(lo, slot[2]), min(hi, slot[3]), ply)
+                return
+        first = self.slots[i]
+        if first is None or ply <= first[4]:
+            self.slots[i + 1] = first
+            self.slots[i] = (a, b, lo, hi, ply)
+        else:
+            self.slots[i + 1] = (a, b, lo, hi, ply)
+
+
+def test_the_table_keeps_buckets_as_the_reference():
+    """Random stores and probes on a small table (many collisions) agree with the plain
+    policy, slot by slot, and a position near the root is never pushed out by a deeper one."""
+    rng = random.Random(3)
+    bits = 6
+    tt = np.zeros((1 << bits, 3), dtype=np.uint64)
+    tt[:, 2] = kern.EMPTY_BOUNDS
+    ref = ReferenceTable(bits)
+    keys = [(rng.getrandbits(40), rng.getrandbits(40)) for _ in range(150)]
+    ply_of = {k: rng.randrange(42) for k in keys}
+    for _ in range(3000):
+        a, b = rng.choice(keys)
+        if rng.random() < 0.5:
+            lo = rng.randrange(-40, 40)
+            hi = rng.randrange(lo, 41)
+            kern.store(tt, np.uint64(a), np.uint64(b), np.int64(lo), np.int64(hi),
+                       np.int64(ply_of[a, b]))
+            ref.store(a, b, lo, hi, ply_of[a, b])
+        got = kern.probe(tt, np.uint64(a), np.uint64(b))
+        assert (int(got[0]), int(got[1])) == ref.probe(a, b)
+    for i, slot in enumerate(ref.slots):
+        if slot is None:
+            assert int(tt[i, 2]) == kern.EMPTY_BOUNDS
+        else:
+            assert (int(tt[i, 0]), int(tt[i, 1])) == slot[:2]
+            assert kern.probe(tt, tt[i, 0], tt[i, 1]) == slot[2:4]
+    firsts = [s for s in ref.slots[::2] if s is not None]
+    seconds = [s for s in ref.slots[1::2] if s is not None]
+    assert firsts and seconds  # both slots in use
+    # a bucket's first slot is never deeper than its second
+    pairs = [(f, s) for f, s in zip(ref.slots[::2], ref.slots[1::2], strict=True) if f and s]
+    assert pairs and all(f[4] <= s[4] for f, s in pairs)

@@ -13,9 +13,12 @@ from gameai.models import CorruptModel, ModelInfo, NtupleModel, load_model
 from gameai.models.container import decode, encode
 from gameai.models.ntuple import build_net, parse_patterns, random_walks
 from gameai.models.ntuple_kernels import (
+    afterstate_delta,
     afterstate_sum,
     cell_states,
+    read_weights,
     set_cell,
+    set_cell_cur,
     total,
     tuple_indices,
 )
@@ -107,11 +110,18 @@ def test_kernels_match_the_reference(name):
         tuple_indices(net, states, idx)
         base = total(net, model.weights, idx)
         assert base == pytest.approx(ref_sum(model, mine, theirs), abs=1e-4)
+        cur = np.empty(len(idx), np.float32)  # the learner's path: one read a tuple
+        assert read_weights(net, model.weights, idx, cur) == pytest.approx(base, abs=1e-5)
+        pend, touched = np.zeros(len(idx), np.int64), np.empty(len(idx), np.int64)
         for c in board.legal_moves():
-            before = (idx.copy(), states.copy())
+            before = (idx.copy(), states.copy(), cur.copy())
             after = afterstate_sum(net, model.weights, idx, states, base, c)
             assert np.array_equal(idx, before[0]) and np.array_equal(states, before[1])
             assert after == pytest.approx(ref_sum(model, mine | 1 << c, theirs), abs=1e-4)
+            delta = afterstate_delta(net, model.weights, idx, cur, states, c, pend, touched)
+            assert base + delta == pytest.approx(after, abs=1e-4)
+            assert np.array_equal(idx, before[0]) and np.array_equal(states, before[1])
+            assert np.array_equal(cur, before[2]) and not pend.any()
         got = model.evaluate(board)
         want = ref_values(model, board)
         for mv in got.moves:
@@ -134,6 +144,26 @@ def test_set_cell_is_an_exact_incremental_update():
         fresh = np.empty_like(idx)
         tuple_indices(net, states, fresh)
         assert np.array_equal(idx, fresh)
+        assert running == pytest.approx(total(net, model.weights, fresh), abs=1e-3)
+
+
+def test_set_cell_cur_keeps_each_tuples_weight():
+    model = _model("connect-four", tuples=8, length=6)
+    game, net = model.game, model.net
+    states = np.zeros(game.cells, np.int64)
+    idx = np.empty(net.pt_cells.shape[0], np.int64)
+    tuple_indices(net, states, idx)
+    cur = np.empty(len(idx), np.float32)
+    running = read_weights(net, model.weights, idx, cur)
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        cell, state = int(rng.integers(game.cells)), int(rng.integers(4))
+        running += set_cell_cur(net, model.weights, idx, cur, states, cell, state)
+        fresh = np.empty_like(idx)
+        tuple_indices(net, states, fresh)
+        assert np.array_equal(idx, fresh)
+        assert cur.tolist() == [float(model.weights[net.pt_table[p], fresh[p]])
+                                for p in range(len(fresh))]
         assert running == pytest.approx(total(net, model.weights, fresh), abs=1e-3)
 
 

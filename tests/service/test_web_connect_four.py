@@ -60,3 +60,56 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
     finally:
         context.close()
     assert errors == []
+
+
+@pytest.fixture(scope="module")
+def c4_ntuple_web(redis_server: RedisServer) -> Iterator[RunningServer]:
+    """Connect Four served by an n-tuple network (issue 14), briefly trained."""
+    from trainer.training import make_learner
+
+    learner = make_learner(get_game(GAME), "ntuple", seed=1)
+    learner.play(300)
+    store = new_store(redis_server.url)
+    record = store.publish(learner.export().to_bytes(), by="tests")
+    store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+    running = RunningServer(settings(store, games=(GAME,)), store)
+    yield running
+    running.stop()
+    store.close()
+
+
+def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F811
+                                                             c4_ntuple_web) -> None:
+    """The network's value of each of the 7 columns shows on the cell
+    its piece would drop to (the floor on an empty board, above the pieces later), and
+    nowhere else."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{c4_ntuple_web.http}/")
+        page.select_option("#game", GAME)
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        valued = page.locator("#board .cell[data-value]:not([data-value=''])")
+        expect(valued).to_have_count(7, timeout=10_000)
+        cells = sorted(int(i) for i in valued.evaluate_all(
+            "cs => cs.map(c => c.dataset.index)"))
+        assert cells == list(range(35, 42))  # the floor: one per column
+        values = valued.evaluate_all("cs => cs.map(c => Number(c.dataset.value))")
+        assert all(-1 <= v <= 1 for v in values) and len(set(values)) > 1
+        page.locator('#board .cell[data-index="3"]').click()  # column 4
+        expect(page.locator("#board .cell.O")).to_have_count(1, timeout=10_000)
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        expect(valued).to_have_count(7, timeout=10_000)
+        occupied = {int(i) for i in page.locator("#board .cell.X, #board .cell.O")
+                    .evaluate_all("cs => cs.map(c => c.dataset.index)")}
+        landing = sorted(int(i) for i in valued.evaluate_all(
+            "cs => cs.map(c => c.dataset.index)"))
+        for cell in landing:  # the lowest empty cell of its column
+            assert cell not in occupied and (cell + 7 > 41 or cell + 7 in occupied)
+    finally:
+        context.close()
+    assert errors == []

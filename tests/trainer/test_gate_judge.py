@@ -76,6 +76,16 @@ def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
     perfect_x = strong["judged"]["measures"][0]
     assert (perfect_x["wins"], perfect_x["draws"], perfect_x["losses"]) == (0, 60, 0)
     assert weak["judged"]["measures"][0]["losses"] > 0
+    # repeated lines are not independent samples: the band counts distinct lines only
+    from trainer.calibrate import Tally
+
+    for m in weak["judged"]["measures"]:
+        assert 1 <= m["distinct_games"] <= m["games"] == 60
+        naive = Tally(m["wins"], m["draws"], m["losses"]).score_variance
+        assert m["variance"] == pytest.approx(naive * 60 / m["distinct_games"])
+        assert m["score"]["high"] - m["score"]["low"] >= 2 * 1.959964 * naive**0.5 - 1e-9 or (
+            m["score"]["high"] == 1.0 or m["score"]["low"] == 0.0
+        )
     # the perfect table is better, the weak network a regression, each against the other
     sign, why = compare_measure(strong["judged"]["measures"][0], weak["judged"]["measures"][0])
     assert sign == 1 and "+-" in why
@@ -176,3 +186,28 @@ def test_judge_settings_are_checked(redis_url):
     with pytest.raises(SettingsError, match="--judge-games"):
         _settings(redis_url, judge_games=0)
     assert _settings(redis_url, judge_games=None, judge_time=None).judge_time == 2.0
+
+
+def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
+    """The strength curve on the training dashboard: each judged measure is a value of
+    ``gameai_trainer_evaluation{metric="judged_..."}``."""
+    from prometheus_client import CollectorRegistry
+
+    from trainer.metrics import TrainerMetrics
+
+    registry = CollectorRegistry()
+    metrics = TrainerMetrics(registry, game="tictactoe", algorithm="ntuple")
+    weak, strong, _, _ = weak_and_strong["games"]
+    metrics.evaluated(weak)
+
+    def sample(metric):
+        return registry.get_sample_value(
+            "gameai_trainer_evaluation",
+            {"game": "tictactoe", "algorithm": "ntuple", "metric": metric},
+        )
+
+    perfect_x = weak["judged"]["measures"][0]
+    assert sample("judged_vs_perfect_as_x") == perfect_x["score"]["value"] < 0.5
+    metrics.evaluated(strong)
+    assert sample("judged_vs_perfect_as_x") == 0.5
+    assert sample("judged_vs_noisy_0.3_as_o") is not None

@@ -112,3 +112,42 @@ def test_parallel_actors_are_deterministic_and_learn(ttt):
         make_learner(ttt, "ntuple").export(), side="X")
     with pytest.raises(BadParameter, match="sync_games"):
         make_learner(ttt, "ntuple", params={"actors": "4", "sync_games": "2"})
+
+
+def test_shared_weights_actors_learn(ttt):
+    """sync_games=0: the actors update one set of weights at once (not reproducible)."""
+    learner = make_learner(ttt, "ntuple", seed=3, params={"actors": "2", "sync_games": "0"})
+    stats = learner.play(4000)
+    assert stats.games == 4000 == stats.x_wins + stats.o_wins + stats.draws
+    model = learner.export()
+    assert losses(model, side="X") + losses(model, side="O") < losses(
+        make_learner(ttt, "ntuple").export(), side="X")
+
+
+def test_position_errors_count_the_moves_the_solver_ranks_lower():
+    """bench ntuple --positions: an error is a move whose exact outcome is worse than the
+    best one's, recounted here from the solver's own answers."""
+    from gameai.games import get_game as game_named
+    from trainer.ntuple_bench import position_errors
+
+    game = game_named("connect-4x5-4")
+    learner = make_learner(game, "ntuple", seed=2)
+    learner.play(300)
+    model = learner.export()
+    report = position_errors(model, depths=[None, 1], count=6, seed=1,
+                             classes=(("middle", "easy"),), progress=lambda _: None)
+    figures = report["classes"]["middle easy"]
+    assert figures["positions"] == 6
+    from gameai.games.benchmark import cached_set
+    from gameai.games.search import Searcher
+    from gameai.games.solver import default_cache_dir
+
+    rank = {"loss": 0, "draw": 1, "win": 2}
+    for name, policy in (("network", model), ("depth 1", model.with_search(1))):
+        errors = 0
+        for position in cached_set(game, stage="middle", difficulty="easy", count=6, seed=1,
+                                   searcher=Searcher(game), cache_dir=default_cache_dir()):
+            board = game.parse(position.board)
+            solved = {m.move: rank[m.outcome] for m in game.solve(board).moves}
+            errors += solved[policy.evaluate(board).best.index] < max(solved.values())
+        assert figures[name]["errors"] == errors
