@@ -11,6 +11,8 @@ def test_four_in_a_row_td_takes_its_measured_schedule():
     learner = make_learner(get_game("four-in-a-row"), "td")
     assert learner.params.tau_halflife == MEASURED[("four-in-a-row", "td")]["tau_halflife"]
     assert learner.info().params["tau_halflife"] == learner.params.tau_halflife
+    assert learner.params.tau_end == 0.03  # the floor measured unbeatable (docs/trainer.md)
+    assert make_learner(get_game("tictactoe"), "td").params.tau_end == 0.01
 
 
 def test_the_users_parameters_come_first():
