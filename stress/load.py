@@ -43,7 +43,10 @@ MAX_FD_GROWTH = 5
 
 def run(seconds: float = 30.0, *, share: float = 0.7, probe_seconds: float = 3.0,
         workers: int = 2, processes: int = 2, concurrency: int = 8,
-        command: str = "gameai stress load") -> Report:
+        judge_rate: bool = True, command: str = "gameai stress load") -> Report:
+    """Run the suite; ``judge_rate=False`` reports the rate held without a goal (the test
+    suite's short run shares two cores with its own clients, so a rate there measures the
+    neighbours; the command judges it)."""
     report = Report("load", command)
     with tempfile.TemporaryDirectory(prefix="gameai-stress-") as tmp, \
             private_redis(Path(tmp)) as redis:
@@ -72,7 +75,7 @@ def run(seconds: float = 30.0, *, share: float = 0.7, probe_seconds: float = 3.0
             sampler.join()
             counted = _server_count(server) - counted_before
             _judge(report, answers, probe, samples, started, seconds, maximum, target,
-                   counted, workers)
+                   counted, workers, judge_rate)
         finally:
             server.terminate()
     return report
@@ -91,14 +94,18 @@ def _server_count(server: ServerProcess) -> float:
 
 def _judge(report: Report, answers: list[Answer], probe: list[Answer],
            samples: list[tuple[float, int, int]], started: float, seconds: float,
-           maximum: float, target: float, counted: float, workers: int) -> None:
+           maximum: float, target: float, counted: float, workers: int,
+           judge_rate: bool) -> None:
     failed = [a for a in answers if not a.ok]
     achieved = len(answers) / seconds
     report.note("maximum (closed loop, mixed)", f"{maximum:,.0f} req/s "
                 f"({sum(not a.ok for a in probe)} errors while probing)")
-    report.check("rate held", f"{achieved:,.0f} req/s for {seconds:g} s "
-                 f"({len(answers):,} requests)", f">= 95% of target {target:,.0f} req/s",
-                 achieved >= 0.95 * target)
+    held = f"{achieved:,.0f} req/s for {seconds:g} s ({len(answers):,} requests)"
+    if judge_rate:
+        report.check("rate held", held, f">= 95% of target {target:,.0f} req/s",
+                     achieved >= 0.95 * target)
+    else:
+        report.note("rate held (not judged)", f"{held}, target {target:,.0f} req/s")
     report.check("failed requests", f"{len(failed)}"
                  + (f" (first: {failed[0].error})" if failed else ""), "0", not failed)
     report.check("requests counted by the server", f"{counted:,.0f} of {len(answers):,}",

@@ -9,6 +9,7 @@ pytestmark = [pytest.mark.stress, pytest.mark.slow]
 
 
 def test_load_held_with_no_error_and_flat_memory() -> None:
-    report = load.run(8, probe_seconds=2)
+    # The rate held is a timing goal: judged by `gameai stress load`, reported here.
+    report = load.run(8, probe_seconds=2, judge_rate=False)
     assert_held(report)
     assert report.figures["failed"] == 0 and report.figures["requests"] > 500
