@@ -38,6 +38,7 @@ from gameai.games.search import MoveBounds, SearchTimeout
 from gameai.models import Model
 from gameai.models.levels import LEVELS, Level, choose, winning_actions
 from gameai.models.model import MoveValue
+from trainer.book import Book
 
 OPPONENTS = ("perfect", "random")
 SIDES = ("X", "O")
@@ -52,6 +53,7 @@ class PerfectPlayer:
     def __init__(self, game: Game) -> None:
         keys, scores, legal = game.move_scores()  # raises TooLarge for big games
         self.game = game
+        self.book: Book | None = None  # no book: the table answers at once
         self.exact_moves = 0  # moves played that the solver had proved optimal
         self.guessed_moves = 0  # played from bounds (:class:`SearchPlayer` past its time)
         self._row = {int(k): i for i, k in enumerate(keys.tolist())}
@@ -89,9 +91,10 @@ class SearchPlayer(PerfectPlayer):
     move with the best proved bounds is played (:meth:`_best_bound`), and counted in
     :attr:`guessed_moves`: the opponent is then perfect only as far as was proved."""
 
-    def __init__(self, game: Game, *, time_limit: float) -> None:  # no table to read
+    def __init__(self, game: Game, *, time_limit: float, book: Book | None = None) -> None:
         self.game = game
         self.time_limit = time_limit
+        self.book: Book = book if book is not None else Book(game)  # proved answers
         self.exact_moves = self.guessed_moves = 0
         self._optimal = {}
         self._guessed: set[int] = set()
@@ -100,8 +103,8 @@ class SearchPlayer(PerfectPlayer):
         found = self._optimal.get(state.key)
         if found is None:
             try:
-                solution = self.game.solve(state, time_limit=self.time_limit)
-                found = solution.optimal_moves
+                found = self.book.answer("optimal", state, lambda: self.game.optimal_actions(
+                    state, time_limit=self.time_limit))
             except SearchTimeout as e:
                 found = (self._best_bound(e.partial.moves),)
                 self._guessed.add(state.key)
@@ -124,12 +127,14 @@ class SearchPlayer(PerfectPlayer):
         return max(bounds, key=rank).move
 
 
-def perfect_player(game: Game, *, time_limit: float = 1.0) -> PerfectPlayer:
-    """The whole-game table's perfect player where the table fits, else the search's."""
+def perfect_player(game: Game, *, time_limit: float = 1.0, book: Book | None = None
+                   ) -> PerfectPlayer:
+    """The whole-game table's perfect player where the table fits, else the search's (its
+    proved answers kept in ``book``)."""
     try:
         return PerfectPlayer(game)
     except TooLarge:
-        return SearchPlayer(game, time_limit=time_limit)
+        return SearchPlayer(game, time_limit=time_limit, book=book)
 
 
 def random_player(state: State, rng: random.Random) -> int:

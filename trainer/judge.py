@@ -29,6 +29,7 @@ from typing import Any
 from gameai.games import Game, State
 from gameai.games.search import SearchTimeout
 from gameai.models import Model
+from trainer.book import Book
 from trainer.calibrate import Z95, PerfectPlayer, Player, perfect_player, play_game, wilson
 
 NOISE = (0.1, 0.2, 0.3)
@@ -56,14 +57,15 @@ class NoisySolver:
     def __init__(self, game: Game, perfect: PerfectPlayer, p: float, time_limit: float) -> None:
         self.game, self.perfect, self.p, self.time_limit = game, perfect, p, time_limit
         self._safe: dict[int, tuple[int, ...]] = {}
+        self._book = perfect.book if perfect.book is not None else Book(game)
 
     def safe(self, state: State) -> tuple[int, ...]:
         found = self._safe.get(state.key)
         if found is None:
             try:
-                solution = self.game.solve(state, time_limit=self.time_limit)
-                found = tuple(m.move for m in solution.moves if m.outcome != "loss") or \
-                    tuple(m.move for m in solution.moves)
+                found = self._book.answer("non_losing", state, lambda: self.game.
+                                          non_losing_actions(state, time_limit=self.time_limit))
+                found = found or tuple(state.legal_actions())
             except SearchTimeout:
                 found = self.perfect.optimal(state)
             self._safe[state.key] = found

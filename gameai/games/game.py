@@ -189,6 +189,26 @@ class MnkGame(Game):
 
         return solve(self._board(state), time_limit=time_limit)
 
+    def optimal_actions(self, state: State, *, time_limit: float | None = None
+                        ) -> tuple[int, ...]:
+        from gameai.games import search
+        from gameai.games.solver import searches
+
+        if not searches(self):
+            return super().optimal_actions(state, time_limit=time_limit)
+        board = self._board(state)
+        return search.searcher(self).optimal_moves(board, time_limit=time_limit)[1]
+
+    def non_losing_actions(self, state: State, *, time_limit: float | None = None
+                           ) -> tuple[int, ...]:
+        from gameai.games import search
+        from gameai.games.solver import searches
+
+        if not searches(self):
+            return super().non_losing_actions(state, time_limit=time_limit)
+        board = self._board(state)
+        return search.searcher(self).non_losing_moves(board, time_limit=time_limit)
+
     def analyze(self) -> dict[str, Any]:
         from gameai.games.stats import analyze
 

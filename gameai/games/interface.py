@@ -266,6 +266,20 @@ class Game(abc.ABC):
                 a search ran out of time.
         """
 
+    def optimal_actions(self, state: State, *, time_limit: float | None = None
+                        ) -> tuple[int, ...]:
+        """The actions of ``state`` with the best exact score (ascending): what a perfect
+        player draws among. Raises as :meth:`solve`; a search may answer this for less
+        than every move's exact score."""
+        return tuple(sorted(self.solve(state, time_limit=time_limit).optimal_moves))
+
+    def non_losing_actions(self, state: State, *, time_limit: float | None = None
+                           ) -> tuple[int, ...]:
+        """The actions of ``state`` whose exact outcome is a win or a draw (ascending;
+        empty when every action loses). Raises as :meth:`solve`."""
+        solution = self.solve(state, time_limit=time_limit)
+        return tuple(sorted(m.move for m in solution.moves if m.outcome != "loss"))
+
     @abc.abstractmethod
     def move_scores(self) -> tuple[U64, npt.NDArray[np.int16], npt.NDArray[np.bool_]]:
         """The exact score of every move of every live position, up to symmetry:

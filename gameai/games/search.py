@@ -254,19 +254,108 @@ class Searcher:
                 partial)
         return _solution(board, {m: bounds[m][0] for m in moves})
 
-    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None,
-                progress: Progress | None = None) -> tuple[int, int]:
-        """The absolute bounds of a live position, exact unless the deadline passed."""
+    def optimal_moves(self, board: Board, *, time_limit: float | None = None
+                      ) -> tuple[int, tuple[int, ...]]:
+        """The position's exact score and its optimal moves (ascending), for perfect play.
+
+        Cheaper than :meth:`solve`: after the position's own score, each move needs only one
+        null-window search ("is it at least as good?") instead of its exact score.
+
+        Raises:
+            GameOver: the game has ended.
+            SearchTimeout: not settled within ``time_limit`` seconds (its ``partial`` has
+                no per-move bounds).
+        """
+        return self._moves_at_least(board, None, time_limit)
+
+    def non_losing_moves(self, board: Board, *, time_limit: float | None = None
+                         ) -> tuple[int, ...]:
+        """The moves whose exact outcome is a win or a draw (ascending; empty when every
+        move loses), each settled by one null-window search around a draw.
+
+        Raises:
+            GameOver: the game has ended.
+            SearchTimeout: not settled within ``time_limit`` seconds.
+        """
+        return self._moves_at_least(board, 0, time_limit)[1]
+
+    def _moves_at_least(self, board: Board, floor: int | None, time_limit: float | None
+                        ) -> tuple[int, tuple[int, ...]]:
+        """``(score, moves)``: with ``floor=None`` the exact score and the moves reaching
+        it; else ``floor`` and the moves whose external score is at least ``floor``."""
+        self._check(board).require_playable()
+        started, nodes = time.perf_counter(), self.nodes
+        deadline = None if time_limit is None else started + time_limit
         big = self.game.big
-        lo, hi = np.int64(-big), np.int64(big)
+        with self._lock:
+            ply = board.ply
+            cur, mask, _ = self.encode(board)
+            moves = board.legal_moves()
+            if floor is None:
+                lo, hi = self._bounds(cur, mask, ply, deadline)
+                if lo != hi:
+                    self._timeout(board, started, nodes, time_limit, {}, moves,
+                                  to_external(hi, ply))
+                target = lo  # absolute, from the side to move
+            else:
+                target = from_external(floor, ply)
+            mirrored = self._mirror_moves(board)
+            good: dict[int, bool] = {}
+            for move in sorted(moves, key=self._centre_rank):
+                if mirrored.get(move) in good:
+                    good[move] = good[mirrored[move]]
+                    continue
+                child = board.play(move)
+                if child.winner() is not None:
+                    good[move] = big - ply - 1 >= target
+                    continue
+                if child.is_full():
+                    good[move] = target <= 0
+                    continue
+                ccur, cmask, cply = self.encode(child)
+                # the mover's score is at least the target when the child's is at most -target
+                med = -target
+                clo, chi = self._bounds(ccur, cmask, cply, deadline, lo=med, hi=med + 1)
+                if chi <= med:
+                    good[move] = True
+                elif clo > med:
+                    good[move] = False
+                else:
+                    self._timeout(board, started, nodes, time_limit, good, moves,
+                                  to_external(target, ply))
+        score = to_external(target, ply) if floor is None else floor
+        return score, tuple(sorted(m for m, ok in good.items() if ok))
+
+    def _timeout(self, board: Board, started: float, nodes: int, time_limit: float | None,
+                 good: dict[int, bool], moves: list[int], score: int) -> None:
+        """Raise :class:`SearchTimeout` with each move's bounds: a move found to reach
+        ``score`` (the best there is, or the floor asked) is at least ``score``, one found
+        not to is below it, any other at most the position's ``score`` bound."""
+        big = self.game.big
+        bounds = tuple(MoveBounds(m, *((score, big) if good[m] else (-big, score - 1))
+                                  if m in good else (-big, score)) for m in moves)
+        partial = PartialSolution(board, bounds, time.perf_counter() - started,
+                                  self.nodes - nodes)
+        raise SearchTimeout(f"{self.game.name}: not settled within {time_limit:g} s "
+                            f"({partial.nodes:,} nodes)", partial)
+
+    def _bounds(self, cur: int, mask: int, ply: int, deadline: float | None,
+                progress: Progress | None = None, *, lo: int | None = None,
+                hi: int | None = None) -> tuple[int, int]:
+        """The absolute bounds of a live position, exact unless the deadline passed; given
+        ``lo`` and ``hi = lo + 1`` instead, one null-window test: the result's upper bound
+        is at most ``lo`` when the score is, else its lower bound is above ``lo``."""
+        big = self.game.big
+        low = np.int64(-big if lo is None else lo)
+        high = np.int64(big if hi is None else hi)
         budget = FIRST_SLICE
         sliced = deadline is not None or progress is not None
         started, nodes = time.perf_counter(), self.nodes
         while True:
             self.stats[:] = (0, budget if sliced else np.iinfo(np.int64).max, 0)
             t0 = time.perf_counter()
-            lo, hi = kern.solve_bounds(
-                np.uint64(cur), np.uint64(mask), np.int64(ply), lo, hi, self.params,
+            low, high = kern.solve_bounds(
+                np.uint64(cur), np.uint64(mask), np.int64(ply), low, high, self.params,
                 self.board_mask, self.bottom, self.shifts, self.order, self.tt, self.moves,
                 self.scores, self.stats)
             spent = time.perf_counter() - t0
@@ -275,11 +364,11 @@ class Searcher:
                 self.rate = self.stats[kern.NODES] / spent
             if progress is not None:
                 progress(self.nodes - nodes, time.perf_counter() - started,
-                         to_external(int(lo), ply), to_external(int(hi), ply))
+                         to_external(int(low), ply), to_external(int(high), ply))
             if not self.stats[kern.ABORTED]:
-                return int(lo), int(hi)
+                return int(low), int(high)
             if deadline is not None and time.perf_counter() >= deadline:
-                return int(lo), int(hi)
+                return int(low), int(high)
             if spent > 0:
                 seconds = SLICE_SECONDS if deadline is not None else PROGRESS_SECONDS
                 budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * seconds))
@@ -301,6 +390,15 @@ class Searcher:
         if not image or any(board.cell(i) != board.cell(image[i]) for i in range(g.cells)):
             return {}
         return {m: image[m] for m in board.legal_moves() if image[m] != m}
+
+
+def from_external(score: int, ply: int) -> int:
+    """The inverse of :func:`to_external`."""
+    if score > 0:
+        return score - ply
+    if score < 0:
+        return score + ply
+    return 0
 
 
 def to_external(score: int, ply: int) -> int:

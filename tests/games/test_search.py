@@ -85,6 +85,49 @@ def test_every_move_scores_as_plain_negamax(name):
         assert {m.move for m in solution.moves} == set(board.legal_moves())
 
 
+def _move_score(game: MnkGame, ref: dict[tuple[int, int], int], board: Board, move: int) -> int:
+    child = board.play(move)
+    if child.winner() is not None:
+        return game.big - 1
+    if child.is_full():
+        return 0
+    v = -ref[(child.x, child.o)]
+    return v - 1 if v > 0 else v + 1 if v < 0 else 0
+
+
+@pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3", "connect-3x4-3"])
+def test_optimal_and_non_losing_moves_as_plain_negamax(name):
+    """Every live position: the moves a perfect player draws among (the best score) and the
+    moves that do not lose, each settled by one null-window search, as plain negamax says."""
+    game = get_game(name)
+    searcher = Searcher(game, tt_bits=16)
+    ref = reference(name)
+    live = [k for k in ref if not Board(game, *k).is_over()]
+    for x, o in live:
+        board = Board(game, x, o)
+        scores = {m: _move_score(game, ref, board, m) for m in board.legal_moves()}
+        best = max(scores.values())
+        assert searcher.optimal_moves(board) == (
+            best, tuple(sorted(m for m, s in scores.items() if s == best))), board
+        assert searcher.non_losing_moves(board) == tuple(
+            sorted(m for m, s in scores.items() if s >= 0)), board
+
+
+def test_optimal_moves_out_of_time_say_what_they_know():
+    game = get_game("connect-four")
+    board = game.parse_moves("4453")
+    searcher = Searcher(game, tt_bits=18)
+    with pytest.raises(SearchTimeout) as caught:
+        searcher.optimal_moves(board, time_limit=0.05)
+    bounds = caught.value.partial.moves
+    assert {mb.move for mb in bounds} == set(board.legal_moves())
+    assert all(mb.lower <= mb.upper for mb in bounds)
+    assert "not settled within 0.05 s" in str(caught.value)
+    # on Connect Four the interface asks the search, which agrees with the full solution
+    easy = game.parse_moves("44444433333")
+    assert game.optimal_actions(easy) == tuple(sorted(game.solve(easy).optimal_moves))
+
+
 def test_a_sample_of_connect_4x5_4_scores_as_the_table_solver():
     """The layered table solver is an independent exact reference (a numpy backward pass
     over all 1,974,174 canonical positions)."""
