@@ -159,29 +159,44 @@ def error_rates(game: Game, policies: dict[str, Player], positions: dict[str, li
 
 def judge(model: Model, *, depths: list[int | None], games: int = 500,
           noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
-          time_limit: float = 2.0, progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Every figure of the module docstring for each policy (``None``: the network alone)."""
+          time_limit: float = 2.0, book: Book | None = None, show_progress: bool = False,
+          progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every figure of the module docstring for each policy (``None``: the network alone).
+
+    ``book`` keeps the searched opponents' proved answers (on disk, when it has a path), so
+    a later judgement, of this model or another, does not pay for them again;
+    ``show_progress`` draws a bar of the games played with their rate and ETA."""
+    from trainer.progress import Progress
+
     game = model.game
     started = time.perf_counter()
-    perfect = perfect_player(game, time_limit=time_limit)
+    perfect = perfect_player(game, time_limit=time_limit, book=book)
     report: dict[str, Any] = {"game": game.name, "games": games, "noisy_games": noisy_games,
                               "seed": seed, "time_limit": time_limit,
                               "load_average_before": os.getloadavg(), "policies": {}}
     players = {("network" if d is None else f"depth {d}"): model_player(model, d)
                for d in depths}
+    total = len(players) * (2 * games + len(NOISE) * noisy_games)
+    bar = Progress(total=total, desc=f"judging {game.name}", enabled=show_progress)
     for name, me in players.items():
+        def step(label: str) -> Callable[[], None]:
+            return lambda: bar.advance(1, note=f"{name} {label}")  # noqa: B023
+
         figures: dict[str, Any] = {}
-        figures["vs_perfect_as_x"] = games_against(game, me, perfect, "X", games, seed)
-        figures["vs_perfect_as_o"] = games_against(game, me, perfect, "O", games, seed + 1)
+        figures["vs_perfect_as_x"] = games_against(game, me, perfect, "X", games, seed,
+                                                   step("vs perfect as X"))
+        figures["vs_perfect_as_o"] = games_against(game, me, perfect, "O", games, seed + 1,
+                                                   step("vs perfect as O"))
         for p in NOISE:
             noisy = NoisySolver(game, perfect, p, time_limit)
             figures[f"vs_noisy_{p}_as_o"] = games_against(game, me, noisy, "O", noisy_games,
-                                                          seed + 2)
+                                                          seed + 2, step(f"vs noisy {p}"))
         report["policies"][name] = figures
         x, o = figures["vs_perfect_as_x"], figures["vs_perfect_as_o"]
         progress(f"{name}: vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}, "
                  f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
                  ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}" for p in NOISE))
+    bar.close()
     positions = stage_positions(game, per_stage, seed)
     report["errors"] = error_rates(game, players, positions, time_limit)
     for name, stages in report["errors"]["policies"].items():
@@ -189,6 +204,10 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
             f"{s} {100 * v['rate']:.1f}% of {v['positions']}" for s, v in stages.items()))
     report["perfect_opponent"] = {"exact_moves": perfect.exact_moves,
                                   "guessed_moves": perfect.guessed_moves}
+    if perfect.book is not None:
+        report["book"] = {"path": str(perfect.book.path) if perfect.book.path else None,
+                          "positions": len(perfect.book), "hits": perfect.book.hits,
+                          "solved": perfect.book.misses}
     report["seconds"] = round(time.perf_counter() - started, 1)
     report["load_average_after"] = os.getloadavg()
     return report

@@ -39,6 +39,13 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="solver-labelled positions per stage for the error rate")
     p.add_argument("--time-limit", type=float, default=2.0, metavar="S",
                    help="seconds the solver may spend on a position (default 2)")
+    p.add_argument("--book", metavar="FILE",
+                   help="with --judge: where the searched opponents' proved answers are kept "
+                   "and read back (default: book-GAME.jsonl in the cache folder), so a later "
+                   "judgement does not solve the same openings again")
+    p.add_argument("--table-bits", type=int, default=24, metavar="N",
+                   help="with --judge on a searched board: the search table's 2**N slots of "
+                   "24 bytes (default 24: 384 MiB; 26 for openings: 1.5 GiB)")
     p.add_argument("--skip-latency", action="store_true")
     p.add_argument("--skip-strength", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -71,11 +78,21 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         report["selfplay"] = selfplay(model.game, games=args.selfplay, progress=say,
                                       params=_shape(model))
     if args.judge:
+        from pathlib import Path
+
+        from gameai.games import search
+        from trainer.book import Book, default_book
         from trainer.judge import judge
 
+        if not 16 <= args.table_bits <= 30:
+            raise CommandError(f"--table-bits: from 16 to 30, got {args.table_bits}")
+        if search.supports(model.game):
+            search.reserve_table(model.game, args.table_bits)
+        book = Book(model.game, Path(args.book)) if args.book else default_book(model.game)
         report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
-                                time_limit=args.time_limit, progress=say)
+                                time_limit=args.time_limit, book=book,
+                                show_progress=not args.json, progress=say)
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "

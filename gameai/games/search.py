@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -434,13 +433,51 @@ def _solution(board: Board, scores: dict[int, int]) -> Solution:
     return Solution(board, int(np.sign(best)), outcome, distance, tuple(outcomes))
 
 
-@lru_cache(maxsize=2)
+_SHARED_GAMES = 2  # shared searchers kept (the oldest goes): each holds its table
+_shared: dict[MnkGame, Searcher] = {}
+_shared_lock = threading.Lock()
+
+
 def searcher(game: MnkGame) -> Searcher:
     """The shared searcher of ``game`` (its table persists between calls), with the
     default table or, under a tight memory limit, the largest that takes at most half
     of it (down to ``MIN_TT_BITS``; below that, :class:`OverBudget`)."""
-    limit = budget.memory_limit().bytes
-    bits = DEFAULT_TT_BITS
-    while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
-        bits -= 1
-    return Searcher(game, tt_bits=bits)
+    with _shared_lock:
+        found = _shared.get(game)
+        if found is None:
+            limit = budget.memory_limit().bytes
+            bits = DEFAULT_TT_BITS
+            while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
+                bits -= 1
+            found = _keep(game, Searcher(game, tt_bits=bits))
+        return found
+
+
+def reserve_table(game: Game, tt_bits: int) -> Searcher:
+    """Give ``game``'s shared searcher a table of ``2**tt_bits`` slots when its own is
+    smaller (a long judgement of openings wants more than a server's default); what the
+    old table knew is dropped.
+
+    Raises:
+        OverBudget: the table would not fit the memory limit.
+    """
+    mnk = as_mnk(game)
+    with _shared_lock:
+        found = _shared.get(mnk)
+        if found is None or len(found.tt) < 1 << tt_bits:
+            _shared.pop(mnk, None)
+            found = _keep(mnk, Searcher(mnk, tt_bits=tt_bits))
+        return found
+
+
+def forget_shared() -> None:
+    """Drop every shared searcher and its table (tests that change the memory limit)."""
+    with _shared_lock:
+        _shared.clear()
+
+
+def _keep(game: MnkGame, made: Searcher) -> Searcher:
+    while len(_shared) >= _SHARED_GAMES:
+        del _shared[next(iter(_shared))]
+    _shared[game] = made
+    return made

@@ -106,7 +106,7 @@ def test_morris_hints_from_a_move_list(registry) -> None:
 def test_a_position_the_solver_cannot_afford_is_answered_without_exact_figures(
         registry, monkeypatch) -> None:
     monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "1M")
-    search.searcher.cache_clear()  # a searcher made before holds its table already
+    search.forget_shared()  # a searcher made before holds its table already
     h = core.analyze(registry, game=BIG, board="-----|-----|-----|-----").analysis
     assert h.outcome is h.distance is None and "no exact solution" in h.unsolved
     assert "memory" in h.unsolved.lower()
