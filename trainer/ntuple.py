@@ -23,7 +23,9 @@ moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples;
 annealed like epsilon). ``exploring_starts``: the share of games that open with a
 random number of random moves (:func:`trainer.selfplay.random_opening`), so positions after
 an opponent's blunder are met too. With ``tcl`` the step of each weight is scaled by temporal
-coherence learning's ``|sum of its updates| / sum of |updates|`` (Beal and Smith).
+coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
+with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r - 1))`` (Bagheri et al.'s TCL-EXP, which lets a
+large ``alpha`` settle per weight).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class NtupleParams(Params):
     epsilon_end: float = 0.05
     epsilon_halflife: float = 20_000.0
     tcl: bool = False
+    tcl_beta: float = 0.0  # 0: each weight's step times |sum| / sum of |updates|; > 0: TCL-EXP
     exploring_starts: float = 0.0
     actors: int = 1  # parallel self-play threads, each on its own copy of the weights
     sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
@@ -87,6 +90,8 @@ class NtupleParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
         require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
+        require(0 <= self.tcl_beta <= 20, "tcl_beta", "between 0 and 20")
+        require(self.tcl or self.tcl_beta == 0, "tcl_beta", "0 unless tcl=true")
         require(1 <= self.actors <= 64, "actors", "from 1 to 64")
         require(self.sync_games == 0 or self.sync_games >= self.actors, "sync_games",
                 "0 (shared weights, not reproducible) or at least actors")
@@ -130,7 +135,8 @@ class NtupleLearner(Learner):
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
         p = self.params
         schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
-                             p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts],
+                             p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
+                             p.tcl_beta],
                             dtype=np.float64)
         if p.actors == 1:
             play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
@@ -248,6 +254,7 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
     vals = np.empty(cells)
     moves = np.empty(cells, dtype=np.int64)
     lam = schedule[6]
+    beta = schedule[8]
     use_tcl = tcl_sum.shape[0] > 0
     for g in range(games):
         n = played + g
@@ -335,7 +342,8 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 i = history[t, p]
                 if use_tcl:
                     a = tcl_abs[tab, i]
-                    scale = abs(tcl_sum[tab, i]) / a if a > 0.0 else 1.0
+                    r = abs(tcl_sum[tab, i]) / a if a > 0.0 else 1.0
+                    scale = r if beta <= 0.0 else np.exp(beta * (r - 1.0))
                     W[tab, i] += delta * scale
                     tcl_sum[tab, i] += delta
                     tcl_abs[tab, i] += abs(delta)

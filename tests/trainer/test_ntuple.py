@@ -35,6 +35,15 @@ def test_a_short_run_learns_tictactoe(ttt):
     assert load_model(result.model.to_bytes()).to_bytes() == result.model.to_bytes()
 
 
+def test_tcl_exp_learns_tictactoe_with_a_large_step(ttt):
+    """TCL-EXP with a step ten times the default's, which its per-weight damping keeps
+    stable, learns tic-tac-toe unbeatable."""
+    params = {"tcl": "true", "tcl_beta": "2.7", "alpha_start": "5", "alpha_end": "5"}
+    result = train(make_learner(ttt, "ntuple", seed=1, params=params), games=30_000,
+                   until_unbeatable=True, eval_every=2_000)
+    assert result.stopped == "unbeatable", result.evaluation
+
+
 def test_four_in_a_row_improves_in_seconds():
     game = get_game("four-in-a-row")
     learner = make_learner(game, "ntuple", seed=2)
@@ -80,6 +89,7 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"states": "5"}, "states"),
     ({"alpha_end": "0.9", "alpha_start": "0.1"}, "alpha_end"),
     ({"exploring_starts": "2"}, "exploring_starts"),
+    ({"tcl_beta": "2.7"}, "0 unless tcl=true"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):
