@@ -232,7 +232,7 @@ def _interval(value: float, low: float, high: float) -> dict[str, float]:
 
 
 def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
-              time_limit: float = 1.0, depth: int | None = None,
+              time_limit: float = 1.0, depth: int | None = None, book: Book | None = None,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every level against perfect and random play, ``games`` games per side and opponent.
 
@@ -241,11 +241,12 @@ def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
             server's).
         time_limit: seconds the search may take on a position, for a game past the
             whole-game tables (:class:`SearchPlayer`).
+        book: where that search keeps its proved answers (:class:`trainer.book.Book`).
         progress: called with the number of games just played (for a progress bar).
     """
     started = time.perf_counter()
     rng = random.Random(seed)
-    perfect = perfect_player(game, time_limit=time_limit)
+    perfect = perfect_player(game, time_limit=time_limit, book=book)
     opponents: dict[str, Player] = {"perfect": perfect, "random": random_player}
     if depth is None:
         depth = model.default_depth

@@ -38,6 +38,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="games past the whole-game tables (Connect Four): seconds the search "
                    "may spend on a position of the perfect opponent (default 1)")
     store_options(p)
+    p.add_argument("--book", metavar="FILE", help="past the tables: where the search's proved "
+                   "answers are kept and read back (default: book-GAME.jsonl in the cache "
+                   "folder, shared with bench ntuple --judge)")
     p.add_argument("--save", nargs="?", const="", metavar="FILE", help="record the figures "
                    "as the game's calibration (other games' are kept) in FILE, by default the "
                    "file the server and its web board show them from (service/levels.json)")
@@ -48,7 +51,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_bench_levels(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from gameai.games import get_game
+    from trainer.book import Book, default_book
     from trainer.calibrate import calibrate
     from trainer.progress import Progress
 
@@ -56,10 +62,11 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     model = _model(args, game.name)
     if model.game is not game:
         raise CommandError(f"{args.model} plays {model.game.name}, not {game.name}")
+    book = Book(game, Path(args.book)) if args.book else default_book(game)
     with Progress(total=16 * args.games, desc=f"levels of {game.name}",
                   enabled=not args.json) as bar:
         report = calibrate(game, model, games=args.games, seed=args.seed,
-                           time_limit=args.time_limit, depth=args.depth,
+                           time_limit=args.time_limit, depth=args.depth, book=book,
                            progress=bar.advance)
     if args.save is not None:
         _save(report, args.save)
