@@ -52,6 +52,7 @@ from gameai.models.ntuple_kernels import (
     playable,
     read_weights,
     set_cell_cur,
+    side_table,
     tuple_indices,
     wins,
 )
@@ -66,6 +67,7 @@ class NtupleParams(Params):
     length: int = 0  # cells a tuple; 0: the game's default
     patterns: str = ""  # "0,1,2;3,4,5": the tuples' cells instead of random walks
     states: int = 0  # 0: 4 for gravity games (empty and playable told apart), else 3
+    sides: int = 1  # weight tables: 1 shared by both players, 2 one set for each
     alpha_start: float = 0.5
     alpha_end: float = 0.1
     alpha_halflife: float = 20_000.0
@@ -83,6 +85,7 @@ class NtupleParams(Params):
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
         require(self.length >= 0, "length", "at least 0 (0: the game's default)")
         require(self.states in (0, 3, 4), "states", "0 (the game's default), 3 or 4")
+        require(self.sides in (1, 2), "sides", "1 (tables shared by both players) or 2")
         require(0 < self.alpha_end <= self.alpha_start, "alpha_end", "in (0, alpha_start]")
         require(self.alpha_halflife > 0, "alpha_halflife", "positive")
         require(0 <= self.lam <= 1, "lam", "between 0 and 1")
@@ -117,9 +120,11 @@ class NtupleLearner(Learner):
             raise ValueError("states=4 (empty and playable told apart) is for gravity games")
         self.tuples = tuples
         self.net = build_net(self.game, tuples, states)
-        self.weights = np.zeros((len(tuples), states ** tuples.shape[1]), dtype=np.float32)
+        # (sides, tuples, states ** n): the kernels' view of the model's weights
+        self.weights = np.zeros((p.sides, len(tuples), states ** tuples.shape[1]),
+                                dtype=np.float32)
         # temporal coherence: per weight, the sum of its updates and of their sizes
-        shape = self.weights.shape if p.tcl else (0, 0)
+        shape = self.weights.shape if p.tcl else (0, 0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
         # each actor's own generator, seeded from the learner's seed and its number
@@ -178,7 +183,7 @@ class NtupleLearner(Learner):
             for a, b in zip(arrays, copy, strict=True):
                 np.copyto(b, a)
         views = [arrays, *others]
-        empty = np.zeros((0, 0), dtype=np.float32)
+        empty = np.zeros((0, 0, 0), dtype=np.float32)
 
         def tcl(view: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             return (view[1], view[2]) if len(view) == 3 else (empty, empty)
@@ -214,8 +219,9 @@ class NtupleLearner(Learner):
         stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
+        w = self.weights
         return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
-                           weights=self.weights.copy())
+                           weights=w.reshape(w.shape[0] * w.shape[1], w.shape[2]).copy())
 
     def warm_start(self, model: Model) -> None:
         """Continue from ``model``'s network: its tuples, cell states and weights (a
@@ -227,16 +233,16 @@ class NtupleLearner(Learner):
                              f"{self.game.name}")
         self.tuples = model.tuples.copy()
         self.net = model.net
-        self.weights = model.weights.copy()
-        shape = self.weights.shape if self.params.tcl else (0, 0)
+        self.weights = model.tables.copy()  # its sides too
+        shape = self.weights.shape if self.params.tcl else (0, 0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
         self._copies = None  # the parallel rounds' buffers follow the new arrays
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
-def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: int,
-               played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
+def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
+               games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
     and moves to ``stats``."""
     cells = net.cells
@@ -255,7 +261,8 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
     moves = np.empty(cells, dtype=np.int64)
     lam = schedule[6]
     beta = schedule[8]
-    use_tcl = tcl_sum.shape[0] > 0
+    use_tcl = tcl_sum.size > 0
+    sides = W3.shape[0]
     for g in range(games):
         n = played + g
         alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
@@ -265,7 +272,7 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
         for side in range(2):
             cell_states(net, x, o, states[side])
             tuple_indices(net, states[side], idx[side])
-            base[side] = read_weights(net, W, idx[side], cur[side])
+            base[side] = read_weights(net, side_table(W3, side), idx[side], cur[side])
         winner = -1
         last = 0
         opening = random_opening(rng, schedule[7], cells)
@@ -287,7 +294,7 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                     vals[k] = 0.0
                 else:
                     vals[k] = np.tanh(base[m] + afterstate_delta(
-                        net, W, idx[m], cur[m], states[m], c, pend, touched))
+                        net, side_table(W3, m), idx[m], cur[m], states[m], c, pend, touched))
                 best = max(best, vals[k])
                 k += 1
             if ply < opening or (eps > 0.0 and uniform(rng) < eps):
@@ -303,14 +310,15 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 x |= bit
             else:
                 o |= bit
-            base[m] += set_cell_cur(net, W, idx[m], cur[m], states[m], c, MINE)
-            base[1 - m] += set_cell_cur(net, W, idx[1 - m], cur[1 - m], states[1 - m], c,
-                                        THEIRS)
+            base[m] += set_cell_cur(net, side_table(W3, m), idx[m], cur[m], states[m], c,
+                                    MINE)
+            base[1 - m] += set_cell_cur(net, side_table(W3, 1 - m), idx[1 - m], cur[1 - m],
+                                        states[1 - m], c, THEIRS)
             up = above(net, c)
             if up >= 0:
                 for side in range(2):
-                    base[side] += set_cell_cur(net, W, idx[side], cur[side], states[side],
-                                               up, PLAYABLE)
+                    base[side] += set_cell_cur(net, side_table(W3, side), idx[side],
+                                               cur[side], states[side], up, PLAYABLE)
             history[ply, :] = idx[m]
             last = ply
             if vals[pick] == 1.0 and wins(net, x if m == 0 else o, c):
@@ -332,6 +340,8 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 target = -((1.0 - lam) * best_value[t + 1] + lam * target)
             else:
                 target = -best_value[t + 1]
+            mover = t & 1 if sides == 2 else 0  # X moves at even plies
+            W = W3[mover]
             s = 0.0
             for p in range(count):
                 s += W[net.pt_table[p], history[t, p]]
@@ -341,12 +351,12 @@ def play_games(net: Net, W: F32, tcl_sum: F32, tcl_abs: F32, rng: U64, games: in
                 tab = net.pt_table[p]
                 i = history[t, p]
                 if use_tcl:
-                    a = tcl_abs[tab, i]
-                    r = abs(tcl_sum[tab, i]) / a if a > 0.0 else 1.0
+                    a = tcl_abs[mover, tab, i]
+                    r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
                     scale = r if beta <= 0.0 else np.exp(beta * (r - 1.0))
                     W[tab, i] += delta * scale
-                    tcl_sum[tab, i] += delta
-                    tcl_abs[tab, i] += abs(delta)
+                    tcl_sum[mover, tab, i] += delta
+                    tcl_abs[mover, tab, i] += abs(delta)
                 else:
                     W[tab, i] += delta
 

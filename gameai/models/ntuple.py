@@ -4,14 +4,17 @@ Stored arrays (the documented container, nothing pickled):
 
 * ``tuples (T, n)`` int16: each tuple's cells (index order matters: a cell's state is
   digit ``j`` of the tuple's index in base ``states``);
-* ``weights (T, states ** n)`` float32: each tuple's table.
+* ``weights (sides * T, states ** n)`` float32: each tuple's table, once for both players
+  (``sides`` 1) or once for each (``sides`` 2: rows ``0..T-1`` value the afterstates X
+  made, rows ``T..2T-1`` those O made).
 
-``states`` follows from the sizes (3: empty, mine, theirs; 4: also "empty and playable
-now", for gravity games). The symmetries of the board come from the game, so a tuple is
-read under each of them (:mod:`gameai.models.ntuple_kernels`). A move's value is the value
-of its afterstate for the mover, in [-1, 1], exact for a move that wins (1) or fills the
-board (0). The model answers positions from their bitmasks, without canonical keys, so
-it serves boards of up to 64 cells (Connect Four's 42 included).
+``states`` and ``sides`` follow from the sizes (states 3: empty, mine, theirs; 4: also
+"empty and playable now", for gravity games). The symmetries of the board come from the
+game, so a tuple is read under each of them (:mod:`gameai.models.ntuple_kernels`). A
+move's value is the value of its afterstate for the mover, in [-1, 1], exact for a move
+that wins (1) or fills the board (0). The model answers positions from their bitmasks,
+without canonical keys, so it serves boards of up to 64 cells (Connect Four's 42
+included).
 """
 
 from __future__ import annotations
@@ -161,15 +164,18 @@ class NtupleModel(Model):
         self.tuples = np.asarray(tuples, dtype=np.int16)
         self.weights = np.ascontiguousarray(weights, dtype=np.float32)
         if self.tuples.ndim != 2 or self.weights.ndim != 2 or (
-                self.weights.shape[0] != self.tuples.shape[0]):
+                self.weights.shape[0] not in (self.tuples.shape[0], 2 * self.tuples.shape[0])):
             raise CorruptModel(f"{self.tuples.shape} tuples do not match weight tables of "
-                               f"shape {self.weights.shape}")
+                               f"shape {self.weights.shape} (one or two per tuple)")
         if self.weights.size > MAX_WEIGHTS:
             raise CorruptModel(f"{self.weights.size:,} weights; at most {MAX_WEIGHTS:,}")
         self.states = states_of(self.tuples, self.weights)
         if not np.isfinite(self.weights).all():
             raise CorruptModel("n-tuple weights must be finite")
         self.net = build_net(as_mnk(game), self.tuples, self.states)
+        self.sides = self.weights.shape[0] // self.tuples.shape[0]
+        # the kernels' view: (sides, tuples, states ** n)
+        self.tables = self.weights.reshape(self.sides, self.tuples.shape[0], -1)
 
     def _arrays(self) -> dict[str, npt.NDArray[Any]]:
         return {"tuples": self.tuples, "weights": self.weights}
@@ -194,9 +200,9 @@ class NtupleModel(Model):
             x = np.ascontiguousarray(x, dtype=np.uint64)
             o = np.ascontiguousarray(o, dtype=np.uint64)
             if self.policy_depth is None:
-                move_values(self.net, self.weights, x, o, out)
+                move_values(self.net, self.tables, x, o, out)
             else:
-                search_many(self.net, self.weights, x, o, self.policy_depth, out)
+                search_many(self.net, self.tables, x, o, self.policy_depth, out)
         return out
 
     def evaluate(self, board: State) -> Evaluation:
@@ -227,7 +233,7 @@ class NtupleModel(Model):
         self._check(board)
         b = _board(board)
         row = np.empty(self.game.cells, dtype=np.float32)
-        search_values(self.net, self.weights, np.uint64(b.x), np.uint64(b.o), depth, row)
+        search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), depth, row)
         moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
         moves.sort(key=lambda mv: (-mv.value, mv.action_id))
         return Evaluation(b.to_move, moves[0].value, tuple(moves))

@@ -17,9 +17,13 @@ Incremental evaluation: a move changes one cell (and under gravity makes the cel
 playable), so a candidate afterstate's value is the position's sum plus the change of the
 physical tuples through those cells only (:func:`set_cell`), not a new read of the board.
 
-Everything here takes a :class:`Net` (the geometry as flat arrays) and the weights
-``W (tuples, states ** n)``; ``tests/models/test_ntuple.py`` checks every kernel against a
-plain-Python reference.
+Everything here takes a :class:`Net` (the geometry as flat arrays) and weight tables: one
+view's kernels ``W (tuples, states ** n)``, the whole network's ``W3 (sides, tuples,
+states ** n)``. With one side the tables are shared by both players (what X learns about a
+shape, O knows too); with two, each player has its own (``W3[0]`` values the afterstates X
+made, ``W3[1]`` those O made), so the network knows whose stone is whose: Connect Four's
+threats are worth more on one player's rows than on the other's (:func:`side_table`).
+``tests/models/test_ntuple.py`` checks every kernel against a plain-Python reference.
 """
 
 from __future__ import annotations
@@ -84,6 +88,13 @@ def above(net: Net, cell: int) -> int:
     if net.gravity and net.states == 4 and cell >= net.cols:
         return cell - net.cols
     return -1
+
+
+@nb.njit(cache=True, inline="always")
+def side_table(W3: npt.NDArray[np.float32], side: int) -> F32:
+    """The tables that value ``side``'s afterstates (0: X's, 1: O's): its own with two
+    sides, else the shared ones."""
+    return W3[side % W3.shape[0]]
 
 
 # -- reading the board --------------------------------------------------------------------
@@ -223,7 +234,7 @@ def afterstate_delta(net: Net, W: F32, idx: I64, cur: F32, states: I64, cell: in
 
 
 @nb.njit(cache=True)
-def move_values(net: Net, W: F32, x: U64, o: U64, out: F32) -> None:
+def move_values(net: Net, W3: npt.NDArray[np.float32], x: U64, o: U64, out: F32) -> None:
     """Each legal move's afterstate value for the side to move in positions ``(x, o)``
     (NaN where illegal): 1 for a move that wins, 0 for one that fills the board, else the
     network's value. The positions must be valid and unfinished."""
@@ -234,6 +245,7 @@ def move_values(net: Net, W: F32, x: U64, o: U64, out: F32) -> None:
         x_moves = _popcount(xi) == _popcount(oi)
         mine = xi if x_moves else oi
         theirs = oi if x_moves else xi
+        W = side_table(W3, 0 if x_moves else 1)
         cell_states(net, mine, theirs, states)
         tuple_indices(net, states, idx)
         base = total(net, W, idx)
@@ -277,12 +289,13 @@ def _threatened(net: Net, theirs: np.uint64, occupied: np.uint64) -> bool:
 
 
 @nb.njit(cache=True)
-def _play(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64], m: int,
-          cell: int, undo: bool) -> None:
+def _play(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
+          base: npt.NDArray[np.float64], m: int, cell: int, undo: bool) -> None:
     """Play (or with ``undo`` take back) ``m``'s piece at ``cell`` in both sides' views."""
     up = above(net, cell)
     for side in range(2):
         st, ix = states[side], idx[side]
+        W = side_table(W3, side)
         if undo:
             if up >= 0:
                 base[side] += set_cell(net, W, ix, st, up, EMPTY)
@@ -294,18 +307,21 @@ def _play(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64]
 
 
 @nb.njit(cache=True)
-def _leaf(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64], m: int,
-          mine: np.uint64, theirs: np.uint64, cell: int, ply: int) -> float:
+def _leaf(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
+          base: npt.NDArray[np.float64], m: int, mine: np.uint64, theirs: np.uint64,
+          cell: int, ply: int) -> float:
     """The value for ``m`` of playing ``cell`` (not a win, not the last cell) at the search's
     horizon: a loss if the opponent then wins at once, else the network's value."""
     bit = _ONE << np.uint64(cell)
     if _threatened(net, theirs, mine | theirs | bit):
         return -(1.0 - WIN_STEP * ply)
+    W = side_table(W3, m)
     return NET_SCALE * np.tanh(afterstate_sum(net, W, idx[m], states[m], base[m], cell))
 
 
 @nb.njit(cache=True)
-def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float64],
+def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
+             base: npt.NDArray[np.float64],
              x: np.uint64, o: np.uint64, m: int, depth: int, alpha: float, beta: float,
              ply: int) -> float:
     """The value for ``m``, to move at ``(x, o)`` (unfinished), of searching ``depth`` more
@@ -343,7 +359,7 @@ def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float
                     done = True
                     break
         else:  # a child's value has come back
-            _play(net, W, states, idx, base, side, move[sp], True)
+            _play(net, W3, states, idx, base, side, move[sp], True)
             v = -ret
             if v > best[sp]:
                 best[sp] = v
@@ -359,9 +375,9 @@ def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float
             if (occupied | bit) == net.full:
                 v = 0.0
             elif sp == depth:
-                v = _leaf(net, W, states, idx, base, side, mine, theirs, c, ply + sp)
+                v = _leaf(net, W3, states, idx, base, side, mine, theirs, c, ply + sp)
             else:
-                _play(net, W, states, idx, base, side, c, False)
+                _play(net, W3, states, idx, base, side, c, False)
                 move[sp] = c
                 fx[sp + 1] = fx[sp] | bit if side == 0 else fx[sp]
                 fo[sp + 1] = fo[sp] | bit if side == 1 else fo[sp]
@@ -384,7 +400,8 @@ def _negamax(net: Net, W: F32, states: I64, idx: I64, base: npt.NDArray[np.float
 
 
 @nb.njit(cache=True)
-def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out: F32) -> None:
+def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uint64,
+                  depth: int, out: F32) -> None:
     """Each legal move's value for the side to move at ``(x, o)`` (valid, unfinished) by
     alpha-beta ``depth`` plies beyond it over the network's values (NaN where illegal).
 
@@ -400,7 +417,7 @@ def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out:
         mine, theirs = (x, o) if side == 0 else (o, x)
         cell_states(net, mine, theirs, states[side])
         tuple_indices(net, states[side], idx[side])
-        base[side] = total(net, W, idx[side])
+        base[side] = total(net, side_table(W3, side), idx[side])
     mine = x if m == 0 else o
     theirs = o if m == 0 else x
     legal = playable(net, x | o)
@@ -413,17 +430,18 @@ def search_values(net: Net, W: F32, x: np.uint64, o: np.uint64, depth: int, out:
         elif (x | o | bit) == net.full:
             out[c] = 0.0
         elif depth == 0:
-            out[c] = _leaf(net, W, states, idx, base, m, mine, theirs, c, 1)
+            out[c] = _leaf(net, W3, states, idx, base, m, mine, theirs, c, 1)
         else:
-            _play(net, W, states, idx, base, m, c, False)
+            _play(net, W3, states, idx, base, m, c, False)
             nx, no = (x | bit, o) if m == 0 else (x, o | bit)
-            out[c] = -_negamax(net, W, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
+            out[c] = -_negamax(net, W3, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
                                2.0, 2)
-            _play(net, W, states, idx, base, m, c, True)
+            _play(net, W3, states, idx, base, m, c, True)
 
 
 @nb.njit(cache=True)
-def search_many(net: Net, W: F32, x: U64, o: U64, depth: int, out: F32) -> None:
+def search_many(net: Net, W3: npt.NDArray[np.float32], x: U64, o: U64, depth: int,
+                out: F32) -> None:
     """:func:`search_values` of each position ``(x[i], o[i])`` into ``out[i]``."""
     for i in range(x.shape[0]):
-        search_values(net, W, x[i], o[i], depth, out[i])
+        search_values(net, W3, x[i], o[i], depth, out[i])

@@ -27,12 +27,12 @@ GAMES = ("tictactoe", "four-in-a-row", "connect-4x5-4", "connect-four")
 
 
 def _model(name: str, *, tuples: int = 5, length: int = 4, seed: int = 3,
-           states: int | None = None) -> NtupleModel:
+           states: int | None = None, sides: int = 1) -> NtupleModel:
     game = get_game(name)
     states = states or (4 if game.gravity else 3)
     cells = random_walks(game, tuples, length, seed)
     rng = np.random.default_rng(seed)
-    weights = rng.normal(scale=0.3, size=(tuples, states ** length)).astype(np.float32)
+    weights = rng.normal(scale=0.3, size=(sides * tuples, states ** length)).astype(np.float32)
     return NtupleModel(game, ModelInfo(game=game.name, algorithm="ntuple"), tuples=cells,
                        weights=weights)
 
@@ -55,16 +55,22 @@ def ref_states(game, mine: int, theirs: int, states: int) -> list[int]:
     return out
 
 
-def ref_sum(model: NtupleModel, mine: int, theirs: int) -> float:
-    """Every tuple under every symmetry, read from scratch."""
+def ref_sum(model: NtupleModel, mine: int, theirs: int, side: int = 0) -> float:
+    """Every tuple under every symmetry, read from scratch, from the tables of ``side`` (the
+    owner of ``mine``: 0 X, 1 O) when the model has one set a side."""
     game = model.game
     cells = ref_states(game, mine, theirs, model.states)
+    first = side * len(model.tuples) if model.weights.shape[0] > len(model.tuples) else 0
     s = 0.0
     for perm in game.symmetries:
         for t, row in enumerate(model.tuples.tolist()):
             index = sum(cells[perm[c]] * model.states ** j for j, c in enumerate(row))
-            s += float(model.weights[t, index])
+            s += float(model.weights[first + t, index])
     return s
+
+
+def _side(board: Board) -> int:
+    return 0 if board.to_move == "X" else 1
 
 
 def ref_values(model: NtupleModel, board: Board) -> list[float | None]:
@@ -77,7 +83,7 @@ def ref_values(model: NtupleModel, board: Board) -> list[float | None]:
         elif after.is_full():
             out[c] = 0.0
         else:
-            out[c] = float(np.tanh(ref_sum(model, mine | 1 << c, theirs)))
+            out[c] = float(np.tanh(ref_sum(model, mine | 1 << c, theirs, _side(board))))
     return out
 
 
@@ -95,30 +101,33 @@ def random_board(game, rng) -> Board:
 
 # -- kernels ------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("sides", [1, 2])
 @pytest.mark.parametrize("name", GAMES)
-def test_kernels_match_the_reference(name):
-    model = _model(name)
+def test_kernels_match_the_reference(name, sides):
+    model = _model(name, sides=sides)
     game, net = model.game, model.net
     rng = np.random.default_rng(5)
     for _ in range(40):
         board = random_board(game, rng)
         mine, theirs = (board.x, board.o) if board.to_move == "X" else (board.o, board.x)
+        side = _side(board)
+        W = model.tables[side % sides]
         states = np.empty(game.cells, np.int64)
         cell_states(net, np.uint64(mine), np.uint64(theirs), states)
         assert states.tolist() == ref_states(game, mine, theirs, model.states)
         idx = np.empty(net.pt_cells.shape[0], np.int64)
         tuple_indices(net, states, idx)
-        base = total(net, model.weights, idx)
-        assert base == pytest.approx(ref_sum(model, mine, theirs), abs=1e-4)
+        base = total(net, W, idx)
+        assert base == pytest.approx(ref_sum(model, mine, theirs, side), abs=1e-4)
         cur = np.empty(len(idx), np.float32)  # the learner's path: one read a tuple
-        assert read_weights(net, model.weights, idx, cur) == pytest.approx(base, abs=1e-5)
+        assert read_weights(net, W, idx, cur) == pytest.approx(base, abs=1e-5)
         pend, touched = np.zeros(len(idx), np.int64), np.empty(len(idx), np.int64)
         for c in board.legal_moves():
             before = (idx.copy(), states.copy(), cur.copy())
-            after = afterstate_sum(net, model.weights, idx, states, base, c)
+            after = afterstate_sum(net, W, idx, states, base, c)
             assert np.array_equal(idx, before[0]) and np.array_equal(states, before[1])
-            assert after == pytest.approx(ref_sum(model, mine | 1 << c, theirs), abs=1e-4)
-            delta = afterstate_delta(net, model.weights, idx, cur, states, c, pend, touched)
+            assert after == pytest.approx(ref_sum(model, mine | 1 << c, theirs, side), abs=1e-4)
+            delta = afterstate_delta(net, W, idx, cur, states, c, pend, touched)
             assert base + delta == pytest.approx(after, abs=1e-4)
             assert np.array_equal(idx, before[0]) and np.array_equal(states, before[1])
             assert np.array_equal(cur, before[2]) and not pend.any()
@@ -198,15 +207,16 @@ def test_batch_and_board_answers_agree():
 
 # -- the artifact -------------------------------------------------------------------------
 
+@pytest.mark.parametrize("sides", [1, 2])
 @pytest.mark.parametrize("name", GAMES)
-def test_round_trip_is_exact(name):
-    model = _model(name)
+def test_round_trip_is_exact(name, sides):
+    model = _model(name, sides=sides)
     data = model.to_bytes()
     back = load_model(data)
     assert isinstance(back, NtupleModel)
     assert np.array_equal(back.tuples, model.tuples)
     assert np.array_equal(back.weights, model.weights)
-    assert back.states == model.states
+    assert back.states == model.states and back.sides == sides
     assert back.to_bytes() == data
     board = random_board(model.game, np.random.default_rng(1))
     assert back.evaluate(board) == model.evaluate(board)
@@ -222,6 +232,7 @@ def _forged(model: NtupleModel, **arrays) -> bytes:
     ({"tuples": np.array([[0, 1, 1, 2]] * 5, np.int16)}, "twice"),
     ({"weights": np.zeros((5, 80), np.float32)}, "fit neither"),
     ({"weights": np.zeros((4, 81), np.float32)}, "do not match"),
+    ({"weights": np.zeros((15, 81), np.float32)}, "one or two per tuple"),
     ({"weights": np.full((5, 81), np.nan, np.float32)}, "finite"),
     ({"weights": np.zeros((5, 256), np.float32)}, "gravity games"),
     ({"tuples": np.zeros((0, 4), np.int16), "weights": np.zeros((0, 81), np.float32)},
@@ -280,17 +291,19 @@ def ref_search(model: NtupleModel, board: Board, depth: int, ply: int = 1) -> li
             if any(after.play(r).winner() is not None for r in after.legal_moves()):
                 out[c] = -(1.0 - WIN_STEP * ply)
             else:
-                out[c] = NET_SCALE * float(np.tanh(ref_sum(model, mine | 1 << c, theirs)))
+                out[c] = NET_SCALE * float(np.tanh(ref_sum(model, mine | 1 << c, theirs,
+                                                           _side(board))))
         else:
             out[c] = -max(v for v in ref_search(model, after, depth - 1, ply + 1)
                           if v is not None)
     return out
 
 
+@pytest.mark.parametrize("sides", [1, 2])
 @pytest.mark.parametrize(("name", "depth"), [("tictactoe", 3), ("four-in-a-row", 2),
                                              ("connect-4x5-4", 2), ("connect-four", 1)])
-def test_search_matches_plain_minimax(name, depth):
-    model = _model(name)
+def test_search_matches_plain_minimax(name, depth, sides):
+    model = _model(name, sides=sides)
     rng = np.random.default_rng(11)
     for _ in range(6):
         board = random_board(model.game, rng)

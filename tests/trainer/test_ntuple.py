@@ -35,6 +35,21 @@ def test_a_short_run_learns_tictactoe(ttt):
     assert load_model(result.model.to_bytes()).to_bytes() == result.model.to_bytes()
 
 
+def test_one_set_of_tables_a_side_learns_and_is_exported_whole(ttt):
+    learner = make_learner(ttt, "ntuple", seed=1, params={"sides": "2"})
+    result = train(learner, games=20_000, until_unbeatable=True, eval_every=2_000)
+    assert result.stopped == "unbeatable", result.evaluation
+    model = result.model
+    assert isinstance(model, NtupleModel) and model.sides == 2
+    assert model.weights.shape[0] == 2 * model.tuples.shape[0]
+    x_tables, o_tables = model.tables
+    assert np.abs(x_tables).max() > 0 and np.abs(o_tables).max() > 0
+    assert not np.array_equal(x_tables, o_tables)  # each player learned its own
+    twin = make_learner(ttt, "ntuple", seed=9)
+    twin.warm_start(model)
+    assert np.array_equal(twin.export().weights, model.weights)
+
+
 def test_tcl_exp_learns_tictactoe_with_a_large_step(ttt):
     """TCL-EXP with a step ten times the default's, which its per-weight damping keeps
     stable, learns tic-tac-toe unbeatable."""
@@ -90,6 +105,7 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"alpha_end": "0.9", "alpha_start": "0.1"}, "alpha_end"),
     ({"exploring_starts": "2"}, "exploring_starts"),
     ({"tcl_beta": "2.7"}, "0 unless tcl=true"),
+    ({"sides": "3"}, "sides"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):
