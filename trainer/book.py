@@ -13,7 +13,9 @@ One line a position and question::
     {"game": "connect-four", "key": 123, "ask": "optimal", "moves": [23]}
 
 A damaged line (a write cut short by a kill) is skipped on load and counted in
-:attr:`Book.skipped`.
+:attr:`Book.skipped`. A book whose file cannot be written (a read-only cache folder in a
+container) keeps its answers in memory and says why in :attr:`Book.unwritable`: a judge
+never fails for want of a cache.
 """
 
 from __future__ import annotations
@@ -36,11 +38,15 @@ class Book:
         self.game = game
         self.path = path
         self.skipped = 0  # damaged or foreign lines met on load
+        self.unwritable: str | None = None  # why the file is not written, once it failed
         self.hits = self.misses = 0
         self._answers: dict[tuple[str, int], tuple[int, ...]] = {}
         self._lock = threading.Lock()
         if path is not None and path.exists():
-            self._load(path)
+            try:
+                self._load(path)
+            except OSError as e:
+                self.unwritable = f"{path}: {e.strerror or e}"
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -60,12 +66,15 @@ class Book:
         moves = tuple(solve())
         with self._lock:
             self._answers[(ask, state.key)] = moves
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path is not None and self.unwritable is None:
                 line = {"game": self.game.name, "key": state.key, "ask": ask,
                         "moves": list(moves)}
-                with self.path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(line) + "\n")
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    with self.path.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(line) + "\n")
+                except OSError as e:
+                    self.unwritable = f"{self.path}: {e.strerror or e}"
         return moves
 
     def _load(self, path: Path) -> None:

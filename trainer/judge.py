@@ -267,8 +267,9 @@ class GateJudge:
     """
 
     def __init__(self, game: Game, *, games: int = 100, time_limit: float = 2.0,
-                 seed: int = 0, matches: bool | None = None) -> None:
+                 seed: int = 0, matches: bool | None = None, book: Book | None = None) -> None:
         self.game, self.games, self.time_limit, self.seed = game, games, time_limit, seed
+        self.book = book  # where the searched opponent keeps its proved answers
         self.matches = matches  # None: by the board; True: the games even where tables fit
         self._perfect: PerfectPlayer | None = None
         self._noisy: dict[float, NoisySolver] = {}
@@ -295,7 +296,8 @@ class GateJudge:
                                     "policy": "network"})
         else:
             if self._perfect is None:
-                self._perfect = perfect_player(self.game, time_limit=self.time_limit)
+                self._perfect = perfect_player(self.game, time_limit=self.time_limit,
+                                               book=self.book)
             perfect = self._perfect
             before = (perfect.exact_moves, perfect.guessed_moves)
             me = model_player(policy, None)

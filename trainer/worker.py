@@ -38,6 +38,7 @@ from typing import Any
 
 from gameai.models import Model
 from gameai.store import ModelStore, StoreError, StoreUnavailable
+from trainer.book import default_book
 from trainer.evaluate import evaluate
 from trainer.gates import check_gates, promote_version, publish
 from trainer.judge import GateJudge
@@ -83,8 +84,10 @@ class Worker:
         self.idle = False
         # n-tuple networks are judged as served (with search) by the solver-based measures
         # and held to no regression (trainer.gates.check_judged); tables keep their gates
+        # the searched opponent's proved answers survive restarts in the cache's book
         self.judge = GateJudge(settings.game, games=settings.judge_games,
-                               time_limit=settings.judge_time, seed=learner.seed) \
+                               time_limit=settings.judge_time, seed=learner.seed,
+                               book=default_book(settings.game)) \
             if settings.algorithm == "ntuple" else None
         self.view = ProductionView(store, settings.game.name, evaluate=self._evaluate)
         self._start = learner.games_played  # a warm start resumes the parent's count

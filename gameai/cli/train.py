@@ -283,13 +283,14 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
     judge = None
     if args.judge_games:
+        from trainer.book import default_book
         from trainer.judge import GateJudge
 
         if not 0 < args.judge_time <= 600:
             raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
                                f"{args.judge_time:g}", USAGE)
         judge = GateJudge(game, games=args.judge_games, time_limit=args.judge_time,
-                          seed=args.seed)
+                          seed=args.seed, book=default_book(game))
     until = args.until_unbeatable or args.until_perfect
     cap = args.games or (DEFAULT_UNBEATABLE_CAP if until else DEFAULT_GAMES)
     stamp = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds: fixed metadata

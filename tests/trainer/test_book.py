@@ -75,3 +75,14 @@ def test_a_perfect_player_with_a_book_asks_the_solver_once_per_position(tmp_path
     second = SearchPlayer(game, time_limit=30, book=Book(game, path))
     second(state, random.Random(0))
     assert second.book.hits == 1 and second.book.misses == 0
+
+
+def test_an_unwritable_book_answers_from_memory(tmp_path):
+    game = get_game("connect-four")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    book = Book(game, blocker / "book.jsonl")
+    state = game.parse_moves("44444433333")
+    moves = book.answer("optimal", state, lambda: game.optimal_actions(state))
+    assert moves and book.unwritable is not None and "not-a-folder" in book.unwritable
+    assert book.answer("optimal", state, lambda: ()) == moves  # kept in memory
