@@ -21,8 +21,9 @@ is cut (``G_t = -B_{t+1}``: Watkins' cut, so a random move never teaches the one
 it that it was good), so the targets are those of greedy play. Each weight read by ``s_t``
 moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples; ``alpha``
 annealed like epsilon). ``exploring_starts``: the share of games that open with a
-random number of random moves (:func:`trainer.selfplay.random_opening`), so positions after
-an opponent's blunder are met too. With ``tcl`` the step of each weight is scaled by temporal
+random number of random moves (:func:`trainer.selfplay.random_opening`; at most
+``opening_plies`` of them when given), so positions after an opponent's blunder are met
+too. With ``tcl`` the step of each weight is scaled by temporal
 coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
 with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r - 1))`` (Bagheri et al.'s TCL-EXP, which lets a
 large ``alpha`` settle per weight).
@@ -78,6 +79,7 @@ class NtupleParams(Params):
     tcl: bool = False
     tcl_beta: float = 0.0  # 0: each weight's step times |sum| / sum of |updates|; > 0: TCL-EXP
     exploring_starts: float = 0.0
+    opening_plies: int = 0  # an exploring start's random moves: 0 to this (0: to the end)
     actors: int = 1  # parallel self-play threads, each on its own copy of the weights
     sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
 
@@ -93,6 +95,7 @@ class NtupleParams(Params):
                 "at least epsilon_end and at most 1")
         require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
         require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
+        require(self.opening_plies >= 0, "opening_plies", "at least 0 (0: any length)")
         require(0 <= self.tcl_beta <= 20, "tcl_beta", "between 0 and 20")
         require(self.tcl or self.tcl_beta == 0, "tcl_beta", "0 unless tcl=true")
         require(1 <= self.actors <= 64, "actors", "from 1 to 64")
@@ -141,7 +144,7 @@ class NtupleLearner(Learner):
         p = self.params
         schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
                              p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
-                             p.tcl_beta],
+                             p.tcl_beta, p.opening_plies],
                             dtype=np.float64)
         if p.actors == 1:
             play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
@@ -261,6 +264,8 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     moves = np.empty(cells, dtype=np.int64)
     lam = schedule[6]
     beta = schedule[8]
+    # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
+    longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
     use_tcl = tcl_sum.size > 0
     sides = W3.shape[0]
     for g in range(games):
@@ -275,7 +280,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
             base[side] = read_weights(net, side_table(W3, side), idx[side], cur[side])
         winner = -1
         last = 0
-        opening = random_opening(rng, schedule[7], cells)
+        opening = random_opening(rng, schedule[7], longest + 2)
         for ply in range(cells):
             m = ply & 1
             mine = x if m == 0 else o
