@@ -31,3 +31,11 @@ def test_a_larger_board_explores_longer_than_a_smaller_one():
     halflife = {name: make_learner(get_game(name), "qlearning").params.epsilon_halflife
                 for name in ("tictactoe", "connect-4x5-4", "mnk-4x5-4")}
     assert halflife["tictactoe"] < halflife["connect-4x5-4"] < halflife["mnk-4x5-4"]
+
+
+def test_connect_four_ntuple_takes_its_measured_recipe():
+    learner = make_learner(get_game("connect-four"), "ntuple", seed=1)
+    p = learner.params
+    assert (p.sides, p.lam, p.opening_plies) == (2, 0.8, 10)
+    assert learner.weights.shape[0] == 2  # a set of tables for each player
+    assert make_learner(get_game("four-in-a-row"), "ntuple").params.sides == 1
