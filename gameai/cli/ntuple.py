@@ -92,7 +92,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, book=book,
-                                show_progress=not args.json, progress=say)
+                                show_progress=True, progress=say)  # on stderr
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "
