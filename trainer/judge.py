@@ -197,11 +197,13 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
                  f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
                  ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}" for p in NOISE))
     bar.close()
-    positions = stage_positions(game, per_stage, seed)
-    report["errors"] = error_rates(game, players, positions, time_limit)
-    for name, stages in report["errors"]["policies"].items():
-        progress(f"{name}: error rate " + ", ".join(
-            f"{s} {100 * v['rate']:.1f}% of {v['positions']}" for s, v in stages.items()))
+    report["errors"] = None  # per_stage 0: none (Connect Four's are its benchmark classes)
+    if per_stage:
+        positions = stage_positions(game, per_stage, seed)
+        report["errors"] = error_rates(game, players, positions, time_limit)
+        for name, stages in report["errors"]["policies"].items():
+            progress(f"{name}: error rate " + ", ".join(
+                f"{s} {100 * v['rate']:.1f}% of {v['positions']}" for s, v in stages.items()))
     report["perfect_opponent"] = {"exact_moves": perfect.exact_moves,
                                   "guessed_moves": perfect.guessed_moves}
     if perfect.book is not None:

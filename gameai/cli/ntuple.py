@@ -36,7 +36,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "games: beginning hard, middle medium; labelled once, then cached)")
     p.add_argument("--noisy-games", type=int, default=200, metavar="N")
     p.add_argument("--per-stage", type=int, default=200, metavar="N",
-                   help="solver-labelled positions per stage for the error rate")
+                   help="solver-labelled positions of random play per stage (thirds of "
+                   "the board) for the error rate; 0: none. Connect Four's openings take "
+                   "minutes each: use --positions (its benchmark classes) there")
     p.add_argument("--time-limit", type=float, default=2.0, metavar="S",
                    help="seconds the solver may spend on a position (default 2)")
     p.add_argument("--book", metavar="FILE",
