@@ -102,6 +102,16 @@ def games_against(game: Game, me: Player, opponent: Player, side: str, games: in
     return _tally(results, side)
 
 
+def _match(game: Game, me: Player, opponent: Player, side: str, games: int, seed: int,
+           perfect: PerfectPlayer, progress: Callable[[], None]) -> dict[str, Any]:
+    """:func:`games_against`, with how many of the opponent's moves the solver proved."""
+    before = (perfect.exact_moves, perfect.guessed_moves)
+    out = games_against(game, me, opponent, side, games, seed, progress)
+    out["unproved_moves"] = perfect.guessed_moves - before[1]
+    out["opponent_moves"] = perfect.exact_moves - before[0] + out["unproved_moves"]
+    return out
+
+
 def stage_positions(game: Game, per_stage: int, seed: int) -> dict[str, list[State]]:
     """``per_stage`` distinct unfinished positions of random play in each third."""
     rng = random.Random(seed)
@@ -183,14 +193,14 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
             return lambda: bar.advance(1, note=f"{name} {label}")  # noqa: B023
 
         figures: dict[str, Any] = {}
-        figures["vs_perfect_as_x"] = games_against(game, me, perfect, "X", games, seed,
-                                                   step("vs perfect as X"))
-        figures["vs_perfect_as_o"] = games_against(game, me, perfect, "O", games, seed + 1,
-                                                   step("vs perfect as O"))
+        figures["vs_perfect_as_x"] = _match(game, me, perfect, "X", games, seed, perfect,
+                                            step("vs perfect as X"))
+        figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1, perfect,
+                                            step("vs perfect as O"))
         for p in NOISE:
             noisy = NoisySolver(game, perfect, p, time_limit)
-            figures[f"vs_noisy_{p}_as_o"] = games_against(game, me, noisy, "O", noisy_games,
-                                                          seed + 2, step(f"vs noisy {p}"))
+            figures[f"vs_noisy_{p}_as_o"] = _match(game, me, noisy, "O", noisy_games, seed + 2,
+                                                   perfect, step(f"vs noisy {p}"))
         report["policies"][name] = figures
         x, o = figures["vs_perfect_as_x"], figures["vs_perfect_as_o"]
         progress(f"{name}: vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}, "
