@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "gameai)")
     p.add_argument("--promote", choices=("auto", "manual"), help="with --store: auto moves "
                    "production to the new version if the gates pass (default manual)")
+    p.add_argument("--keep-checkpoints", metavar="DIR", help="also write each evaluated "
+                   "checkpoint's model to DIR as GAME-GAMES.model (to judge or serve one of "
+                   "them later)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the learning curves (PNG, or "
                    "SVG with the suffix .svg)")
     p.add_argument("--judge-games", type=positive, metavar="N",
@@ -295,14 +298,24 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
     cap = args.games or (DEFAULT_UNBEATABLE_CAP if until else DEFAULT_GAMES)
     stamp = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds: fixed metadata
     created_at = _epoch_iso(stamp) if stamp else None
+    keep = Path(args.keep_checkpoints) if args.keep_checkpoints else None
+    if keep is not None:
+        try:
+            keep.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CommandError(f"--keep-checkpoints: cannot use {keep}: {e.strerror}") from e
     with Progress(total=None if until else cap, enabled=not args.quiet,
                   desc=f"{args.algorithm} {game.name}") as bar, _interruptible() as stop:
+        def on_round(stats: Any, point: Any) -> None:
+            bar.advance(stats.games, note=summary(point.evaluation) if point else "")
+            if keep is not None and point is not None:
+                path = keep / f"{game.name}-{point.games}.model"
+                path.write_bytes(learner.export().to_bytes())
+
         result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
                        until_perfect=args.until_perfect, eval_every=args.eval_every,
                        eval_share=None if args.eval_every else args.eval_share or EVAL_SHARE,
-                       should_stop=stop,
-                       on_round=lambda s, c: bar.advance(
-                           s.games, note=summary(c.evaluation) if c else ""),
+                       should_stop=stop, on_round=on_round,
                        record_time=stamp is None, created_at=created_at, judge=judge)
     extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played

@@ -2,17 +2,28 @@
 
 import json
 
+import numpy as np
+
+from gameai.models import load_model
 from tests.cli.test_games_cli import gameai
 
 
 def test_train_then_bench_an_ntuple_model(tmp_path):
     out = tmp_path / "ttt.model"
+    kept = tmp_path / "checkpoints"
     trained = gameai("train", "--game", "tictactoe", "--algorithm", "ntuple", "--games",
                      "20000", "--until-unbeatable", "--eval-every", "2000", "--seed", "1",
-                     "--out", str(out), "--json", "--quiet")
+                     "--out", str(out), "--keep-checkpoints", str(kept), "--json", "--quiet")
     assert trained.returncode == 0, trained.stderr
     report = json.loads(trained.stdout)
     assert report["evaluation"]["losses_as_x"] == report["evaluation"]["losses_as_o"] == 0
+    # every checkpoint's model is kept, named by its games; the last is the model written
+    games = sorted(int(p.stem.split("-")[1]) for p in kept.glob("tictactoe-*.model"))
+    assert len(games) == report["checkpoints"] > 2 and games[-1] == report["games_played"]
+    last = load_model((kept / f"tictactoe-{games[-1]}.model").read_bytes())
+    assert np.array_equal(last.weights, load_model(out.read_bytes()).weights)
+    first = load_model((kept / f"tictactoe-{games[0]}.model").read_bytes())
+    assert not np.array_equal(first.weights, last.weights)
     bench = gameai("bench", "ntuple", "--model", str(out), "--depths", "0,2",
                    "--skip-latency", "--judge", "10", "--noisy-games", "5", "--per-stage",
                    "10", "--json")
