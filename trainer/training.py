@@ -123,7 +123,8 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
           eval_share: float | None = None, random_games: int = TRAINING_RANDOM_GAMES,
           on_round: Callable[[RoundStats, Checkpoint | None], None] | None = None,
           should_stop: Callable[[], bool] | None = None, record_time: bool = True,
-          created_at: str | None = None, judge: GateJudge | None = None) -> TrainResult:
+          created_at: str | None = None, judge: GateJudge | None = None,
+          judge_every: int = 0) -> TrainResult:
     """Train ``learner`` for ``games`` more games, or until unbeatable (or perfect:
     unbeatable and the optimal move everywhere), ``games`` being then the most it may play.
 
@@ -140,6 +141,8 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
         judge: also judge every checkpoint as served by the solver-based measures of the
             gates (``evaluation["judged"]``: the strength curves against the perfect
             player of ``--plot``), within the same time budget.
+        judge_every: judge a checkpoint only once this many games have passed since the
+            last judged one (0: every checkpoint); the final model is always judged.
     Raises:
         CannotTrain: ``until_unbeatable`` for a game whose exhaustive test is omitted, or
             ``until_perfect`` for one the solver cannot settle.
@@ -150,6 +153,7 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
     result = TrainResult(learner.export(), {})
     report: dict[str, Any] | None = None
     rate = 0.0
+    judged_at = None  # games at the last judged checkpoint
     while learner.games_played < target:
         step = round_games(learner.games_played, every)
         stats = learner.play(min(step, target - learner.games_played))
@@ -161,8 +165,10 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
             started = time.perf_counter()
             model = learner.export()
             report = evaluate(model, random_games=random_games, seed=learner.seed)
-            if judge is not None:
+            if judge is not None and (judged_at is None or learner.games_played - judged_at
+                                      >= judge_every):
                 report["judged"] = judge.measures(model, report)
+                judged_at = learner.games_played
             point = Checkpoint(learner.games_played, result.seconds, stats.games_per_second,
                                learner.exploration, report, opening_values(model))
             result.history.append(point)

@@ -84,6 +84,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "gates' measures: lines lost and optimal moves where the solver's table "
                    "fits, else N games a match against the perfect and the noisy solvers): "
                    "the strength curve of --plot")
+    p.add_argument("--judge-every", type=positive, metavar="GAMES",
+                   help="with --judge-games: judge a checkpoint only once GAMES games have "
+                   "passed since the last judged one (default: every checkpoint)")
     p.add_argument("--judge-time", type=float, default=2.0, metavar="S",
                    help="with --judge-games: seconds of solver search per opponent move "
                    "(default 2)")
@@ -316,7 +319,8 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                        until_perfect=args.until_perfect, eval_every=args.eval_every,
                        eval_share=None if args.eval_every else args.eval_share or EVAL_SHARE,
                        should_stop=stop, on_round=on_round,
-                       record_time=stamp is None, created_at=created_at, judge=judge)
+                       record_time=stamp is None, created_at=created_at, judge=judge,
+                       judge_every=args.judge_every or 0)
     extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),

@@ -4,6 +4,7 @@ curve; the SVG's line holds one vertex per judged checkpoint, placed by its valu
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -59,3 +60,15 @@ def test_strength_points_carry_each_measures_interval():
     points = strength_points(judged, [100, 200])
     assert points == {"vs_perfect_as_x": [(200, 0.5, 0.3, 0.7)],
                       "lines_lost": [(200, 7.0, 7.0, 7.0)]}
+
+
+def test_judge_every_spaces_the_judged_checkpoints(ttt):
+    from trainer.judge import GateJudge
+    from trainer.training import make_learner, train
+
+    learner = make_learner(ttt, "ntuple", seed=1)
+    result = train(learner, games=3000, eval_every=200, judge=GateJudge(ttt), judge_every=1000)
+    judged = [c.games for c in result.history if c.evaluation.get("judged")]
+    assert len(judged) >= 3 and len(result.history) > len(judged)
+    assert all(b - a >= 1000 for a, b in itertools.pairwise(judged))
+    assert result.evaluation.get("judged")  # the final model always is
