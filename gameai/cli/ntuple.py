@@ -111,4 +111,4 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
 def _shape(model: Any) -> dict[str, Any]:
     """Learner parameters that give a network of the model's shape."""
     return {"tuples": model.tuples.shape[0], "length": model.tuples.shape[1],
-            "states": model.states}
+            "states": model.states, "sides": model.sides}
