@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,18 +222,13 @@ class Searcher:
         with self._lock:
             ply = board.ply
             moves = board.legal_moves()
-            mirrored = self._mirror_moves(board)
             bounds: dict[int, tuple[int, int]] = {}
-            for move in sorted(moves, key=self._centre_rank):
-                if mirrored.get(move) in bounds:
-                    bounds[move] = bounds[mirrored[move]]
+            for move, twin, child, final in self._moves_by_centre(board):
+                if twin is not None:
+                    bounds[move] = bounds[twin]
                     continue
-                child = board.play(move)
-                if child.winner() is not None:
-                    bounds[move] = (big - 1, big - 1)
-                    continue
-                if child.is_full():
-                    bounds[move] = (0, 0)
+                if final is not None:
+                    bounds[move] = (to_external(final, ply), to_external(final, ply))
                     continue
                 ccur, cmask, cply = self.encode(child)
                 clo, chi = self._bounds(ccur, cmask, cply, deadline)
@@ -281,11 +276,12 @@ class Searcher:
     def _moves_at_least(self, board: Board, floor: int | None, time_limit: float | None
                         ) -> tuple[int, tuple[int, ...]]:
         """``(score, moves)``: with ``floor=None`` the exact score and the moves reaching
-        it; else ``floor`` and the moves whose external score is at least ``floor``."""
+        it; else ``floor`` and the moves whose external score is at least ``floor`` (0: the
+        moves that do not lose; a win's external score depends on the ply, so "any win"
+        is ``floor = 1 + ply``)."""
         self._check(board).require_playable()
         started, nodes = time.perf_counter(), self.nodes
         deadline = None if time_limit is None else started + time_limit
-        big = self.game.big
         with self._lock:
             ply = board.ply
             cur, mask, _ = self.encode(board)
@@ -298,18 +294,13 @@ class Searcher:
                 target = lo  # absolute, from the side to move
             else:
                 target = from_external(floor, ply)
-            mirrored = self._mirror_moves(board)
             good: dict[int, bool] = {}
-            for move in sorted(moves, key=self._centre_rank):
-                if mirrored.get(move) in good:
-                    good[move] = good[mirrored[move]]
+            for move, twin, child, final in self._moves_by_centre(board):
+                if twin is not None:
+                    good[move] = good[twin]
                     continue
-                child = board.play(move)
-                if child.winner() is not None:
-                    good[move] = big - ply - 1 >= target
-                    continue
-                if child.is_full():
-                    good[move] = target <= 0
+                if final is not None:
+                    good[move] = final >= target
                     continue
                 ccur, cmask, cply = self.encode(child)
                 # the mover's score is at least the target when the child's is at most -target
@@ -371,6 +362,23 @@ class Searcher:
             if spent > 0:
                 seconds = SLICE_SECONDS if deadline is not None else PROGRESS_SECONDS
                 budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * seconds))
+
+    def _moves_by_centre(self, board: Board
+                         ) -> Iterator[tuple[int, int | None, Board, int | None]]:
+        """``(move, twin, child, final)`` for each legal move, centre first: ``twin`` the
+        move already given whose mirror image this one is (its answer stands for both; the
+        board is its own mirror image), ``final`` the mover's absolute score when the move
+        ends the game (a win, or the last cell), else ``None``."""
+        mirrored = self._mirror_moves(board)
+        given: set[int] = set()
+        big = self.game.big
+        for move in sorted(board.legal_moves(), key=self._centre_rank):
+            twin = mirrored.get(move)
+            child = board.play(move)
+            final = big - board.ply - 1 if child.winner() is not None else \
+                0 if child.is_full() else None
+            yield move, twin if twin in given else None, child, final
+            given.add(move)
 
     def _check(self, board: Board) -> Board:
         if not isinstance(board, Board) or board.game is not self.game:
