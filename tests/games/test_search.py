@@ -61,6 +61,16 @@ def test_every_position_scores_as_plain_negamax(name):
         assert searcher.score(Board(game, x, o)) == ref[(x, o)], Board(game, x, o)
 
 
+def _move_score(game: MnkGame, ref: dict[tuple[int, int], int], board: Board, move: int) -> int:
+    child = board.play(move)
+    if child.winner() is not None:
+        return game.big - 1
+    if child.is_full():
+        return 0
+    v = -ref[(child.x, child.o)]
+    return v - 1 if v > 0 else v + 1 if v < 0 else 0
+
+
 @pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3"])
 def test_every_move_scores_as_plain_negamax(name):
     game = get_game(name)
@@ -72,27 +82,9 @@ def test_every_move_scores_as_plain_negamax(name):
         board = Board(game, x, o)
         solution = searcher.solve(board)
         for m in solution.moves:
-            child = board.play(m.move)
-            if child.winner() is not None:
-                expected = game.big - 1
-            elif child.is_full():
-                expected = 0
-            else:
-                v = -ref[(child.x, child.o)]
-                expected = v - 1 if v > 0 else v + 1 if v < 0 else 0
-            assert m.score == expected, (board, m)
+            assert m.score == _move_score(game, ref, board, m.move), (board, m)
         assert solution.moves[0].score == ref[(x, o)]
         assert {m.move for m in solution.moves} == set(board.legal_moves())
-
-
-def _move_score(game: MnkGame, ref: dict[tuple[int, int], int], board: Board, move: int) -> int:
-    child = board.play(move)
-    if child.winner() is not None:
-        return game.big - 1
-    if child.is_full():
-        return 0
-    v = -ref[(child.x, child.o)]
-    return v - 1 if v > 0 else v + 1 if v < 0 else 0
 
 
 @pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3", "connect-3x4-3"])
