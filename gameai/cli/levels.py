@@ -41,6 +41,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--book", metavar="FILE", help="past the tables: where the search's proved "
                    "answers are kept and read back (default: book-GAME.jsonl in the cache "
                    "folder, shared with bench ntuple --judge)")
+    p.add_argument("--table-bits", type=int, default=24, metavar="N",
+                   help="past the tables: the search table's 2**N slots of 24 bytes "
+                   "(default 24: 384 MiB)")
     p.add_argument("--save", nargs="?", const="", metavar="FILE", help="record the figures "
                    "as the game's calibration (other games' are kept) in FILE, by default the "
                    "file the server and its web board show them from (service/levels.json)")
@@ -53,7 +56,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def run_bench_levels(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gameai.games import get_game
+    from gameai.games import get_game, search
+    from gameai.games.solver import searches
     from trainer.book import Book, default_book
     from trainer.calibrate import calibrate
     from trainer.progress import Progress
@@ -63,6 +67,10 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     if model.game is not game:
         raise CommandError(f"{args.model} plays {model.game.name}, not {game.name}")
     book = Book(game, Path(args.book)) if args.book else default_book(game)
+    if not 16 <= args.table_bits <= 30:
+        raise CommandError(f"--table-bits: from 16 to 30, got {args.table_bits}")
+    if searches(game):  # past the whole-game tables
+        search.reserve_table(game, args.table_bits)
     with Progress(total=16 * args.games, desc=f"levels of {game.name}",
                   enabled=not args.json) as bar:
         report = calibrate(game, model, games=args.games, seed=args.seed,

@@ -83,12 +83,13 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from gameai.games import search
+        from gameai.games.solver import searches
         from trainer.book import Book, default_book
         from trainer.judge import judge
 
         if not 16 <= args.table_bits <= 30:
             raise CommandError(f"--table-bits: from 16 to 30, got {args.table_bits}")
-        if search.supports(model.game):
+        if searches(model.game):  # past the whole-game tables
             search.reserve_table(model.game, args.table_bits)
         book = Book(model.game, Path(args.book)) if args.book else default_book(model.game)
         report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,

@@ -221,12 +221,12 @@ def solve(board: Board, *, limit: int | None = None, time_limit: float | None = 
     return solution_from_table(board, table)
 
 
-def searches(game: Game) -> bool:
-    """Whether :func:`solve` answers ``game``'s positions by search (its bitboard fits and
-    no whole-game table is quick to build), not from a table."""
+def searches(game: object) -> bool:
+    """Whether :func:`solve` answers ``game``'s positions by search (an m,n,k game whose
+    bitboard fits and whose whole-game table is not quick to build), not from a table."""
     from gameai.games import search
 
-    return search.supports(game) and not table_is_quick(game)
+    return isinstance(game, Game) and search.supports(game) and not table_is_quick(game)
 
 
 def solution_from_table(board: Board, table: Table) -> Solution:
