@@ -3,6 +3,7 @@ complete, exit within the grace period."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import threading
@@ -20,7 +21,8 @@ from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from stress import harness
 from tests.service.conftest import new_store
 
-BOARDS = ["X--|-O-|---", "---|---|---", "XO-|---|---", "X-O|-X-|---"] * 1250
+# big enough that each request takes a while, so some are in flight when the signal comes
+BOARDS = ["X--|-O-|---", "---|---|---", "XO-|---|---", "X-O|-X-|---"] * 12_500
 
 
 def start_serving(url: str, prefix: str, log_dir: Path,
@@ -32,6 +34,13 @@ def start_serving(url: str, prefix: str, log_dir: Path,
     return server.process, server.http_port, server.grpc_port
 
 
+def serving_some(http_port: int) -> bool:
+    """True while the server counts a request of either transport in flight."""
+    text = httpx.get(f"http://127.0.0.1:{http_port}/metrics", timeout=5).text
+    counts = re.findall(r'^gameai_inflight_requests\{transport="\w+"\} (\S+)$', text, re.M)
+    return any(float(count) > 0 for count in counts)
+
+
 @pytest.mark.slow
 def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableModel,
                                    tmp_path: Path) -> None:
@@ -39,7 +48,8 @@ def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableMode
     version = store.publish(perfect.to_bytes(), by="tests").version
     store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
     process, http_port, grpc_port = start_serving(redis_server.url, store.keys.prefix,
-                                                  tmp_path)
+                                                  tmp_path, "--max-batch", "50000",
+                                                  "--max-body-bytes", "2000000")
     channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
     statuses: list[int] = []
     watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
@@ -75,7 +85,11 @@ def test_sigterm_drains_then_exits(redis_server: RedisServer, perfect: TableMode
     clients = [threading.Thread(target=f) for f in (rest_batch, grpc_batch) * 3]
     for client in clients:
         client.start()
-    time.sleep(0.05)
+    # signal while the server is working on some of them (a fixed sleep let a fast machine
+    # finish all six first)
+    deadline = time.monotonic() + 10
+    while not serving_some(http_port) and time.monotonic() < deadline:
+        time.sleep(0.002)
     signalled = time.monotonic()
     process.send_signal(signal.SIGTERM)
     returncode = process.wait(timeout=10)
