@@ -320,6 +320,32 @@ def _leaf(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
 
 
 @nb.njit(cache=True)
+def _ordered(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
+             base: npt.NDArray[np.float64], m: int, legal: np.uint64, by_value: bool,
+             out: I64, score: npt.NDArray[np.float64]) -> int:
+    """The legal moves of ``m`` into ``out`` in the order to search them, and how many:
+    centre first, or with ``by_value`` (the subtree is deep enough to repay it) the
+    network's best afterstate first, so that alpha-beta cuts off sooner."""
+    k = 0
+    for i in range(net.cells):
+        c = net.order[i]
+        if legal & (_ONE << np.uint64(c)):
+            if by_value:
+                v = afterstate_sum(net, side_table(W3, m), idx[m], states[m], base[m], c)
+                j = k  # insertion sort, stable: ties keep the centre order
+                while j > 0 and score[j - 1] < v:
+                    score[j] = score[j - 1]
+                    out[j] = out[j - 1]
+                    j -= 1
+                score[j] = v
+                out[j] = c
+            else:
+                out[k] = c
+            k += 1
+    return k
+
+
+@nb.njit(cache=True)
 def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
              base: npt.NDArray[np.float64],
              x: np.uint64, o: np.uint64, m: int, depth: int, alpha: float, beta: float,
@@ -335,7 +361,10 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
     fa = np.empty(n)
     fb = np.empty(n)
     best = np.empty(n)
-    nxt = np.empty(n, dtype=np.int64)  # the next index into net.order to try
+    order = np.empty((n, net.cells), dtype=np.int64)  # each frame's moves, in search order
+    count = np.empty(n, dtype=np.int64)
+    score = np.empty(net.cells)
+    nxt = np.empty(n, dtype=np.int64)  # the next index into order[sp] to try
     move = np.empty(n, dtype=np.int64)  # the move being searched below
     sp = 0
     fx[0], fo[0], fa[0], fb[0] = x, o, alpha, beta
@@ -358,6 +387,9 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
                     best[sp] = 1.0 - WIN_STEP * (ply + sp - 1)
                     done = True
                     break
+            if not done:
+                count[sp] = _ordered(net, W3, states, idx, base, side, legal[sp],
+                                     depth - sp >= 2, order[sp], score)
         else:  # a child's value has come back
             _play(net, W3, states, idx, base, side, move[sp], True)
             v = -ret
@@ -366,12 +398,10 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
             if best[sp] > fa[sp]:
                 fa[sp] = best[sp]
             done = fa[sp] >= fb[sp]
-        while not done and nxt[sp] < net.cells:
-            c = net.order[nxt[sp]]
+        while not done and nxt[sp] < count[sp]:
+            c = order[sp, nxt[sp]]
             nxt[sp] += 1
             bit = _ONE << np.uint64(c)
-            if not legal[sp] & bit:
-                continue
             if (occupied | bit) == net.full:
                 v = 0.0
             elif sp == depth:
