@@ -105,16 +105,23 @@ def test_optimal_and_non_losing_moves_as_plain_negamax(name):
             sorted(m for m, s in scores.items() if s >= 0)), board
 
 
-def test_optimal_moves_out_of_time_say_what_they_know():
-    game = get_game("connect-four")
-    board = game.parse_moves("4453")
-    searcher = Searcher(game, tt_bits=18)
+def _out_of_time(ask: str) -> tuple[Searcher, Board, SearchTimeout]:
+    """A fresh searcher's ``ask`` (a method name) on Connect Four after "4453", given 0.05
+    s: the searcher, the board and the timeout it raised."""
+    board = get_game("connect-four").parse_moves("4453")
+    searcher = Searcher(board.game, tt_bits=18)
     with pytest.raises(SearchTimeout) as caught:
-        searcher.optimal_moves(board, time_limit=0.05)
-    bounds = caught.value.partial.moves
+        getattr(searcher, ask)(board, time_limit=0.05)
+    return searcher, board, caught.value
+
+
+def test_optimal_moves_out_of_time_say_what_they_know():
+    _, board, timeout = _out_of_time("optimal_moves")
+    bounds = timeout.partial.moves
     assert {mb.move for mb in bounds} == set(board.legal_moves())
     assert all(mb.lower <= mb.upper for mb in bounds)
-    assert "not settled within 0.05 s" in str(caught.value)
+    assert "not settled within 0.05 s" in str(timeout)
+    game = board.game
     # on Connect Four the interface asks the search, which agrees with the full solution
     easy = game.parse_moves("44444433333")
     assert game.optimal_actions(easy) == tuple(sorted(game.solve(easy).optimal_moves))
@@ -193,15 +200,12 @@ def test_mnk_4x5_4_empty_board_is_a_draw():
 
 
 def test_a_time_limit_says_what_it_proved_and_resumes():
-    game = get_game("connect-four")
-    board = game.parse_moves("4453")
-    searcher = Searcher(game, tt_bits=18)
-    with pytest.raises(SearchTimeout) as caught:
-        searcher.solve(board, time_limit=0.05)
-    partial = caught.value.partial
+    searcher, board, timeout = _out_of_time("solve")
+    game = board.game
+    partial = timeout.partial
     assert {mb.move for mb in partial.moves} == set(board.legal_moves())
     assert not all(mb.exact for mb in partial.moves)
-    assert "not solved within 0.05 s" in str(caught.value)
+    assert "not solved within 0.05 s" in str(timeout)
     assert partial.seconds < 5
     # the table it filled stays: a later, easier question on the same searcher is exact
     easy = game.parse_moves("44444433333")
