@@ -156,6 +156,16 @@ def set_cell(net: Net, W: F32, idx: I64, states: I64, cell: int, state: int) -> 
 
 
 @nb.njit(cache=True)
+def set_index(net: Net, idx: I64, states: I64, cell: int, state: int) -> None:
+    """:func:`set_cell` without reading a weight: for taking a change back, whose effect on
+    the total is already known."""
+    change = state - states[cell]
+    for i in range(net.cell_ptr[cell], net.cell_ptr[cell + 1]):
+        idx[net.cell_pt[i]] += change * net.cell_pow[i]
+    states[cell] = state
+
+
+@nb.njit(cache=True)
 def afterstate_sum(net: Net, W: F32, idx: I64, states: I64, base: float, cell: int) -> float:
     """:func:`total` after the owner of ``states`` plays ``cell`` (``base``: the total
     now); ``idx`` and ``states`` are left as they were."""
@@ -164,8 +174,8 @@ def afterstate_sum(net: Net, W: F32, idx: I64, states: I64, base: float, cell: i
     d = set_cell(net, W, idx, states, cell, MINE)
     if up >= 0:
         d += set_cell(net, W, idx, states, up, PLAYABLE)
-        set_cell(net, W, idx, states, up, EMPTY)
-    set_cell(net, W, idx, states, cell, old)
+        set_index(net, idx, states, up, EMPTY)
+    set_index(net, idx, states, cell, old)
     return base + d
 
 
@@ -291,15 +301,16 @@ def _threatened(net: Net, theirs: np.uint64, occupied: np.uint64) -> bool:
 @nb.njit(cache=True)
 def _play(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
           base: npt.NDArray[np.float64], m: int, cell: int, undo: bool) -> None:
-    """Play (or with ``undo`` take back) ``m``'s piece at ``cell`` in both sides' views."""
+    """Play (or with ``undo`` take back) ``m``'s piece at ``cell`` in both sides' views; an
+    undo leaves ``base`` to the caller, who kept it (so it reads no weight)."""
     up = above(net, cell)
     for side in range(2):
         st, ix = states[side], idx[side]
         W = side_table(W3, side)
         if undo:
             if up >= 0:
-                base[side] += set_cell(net, W, ix, st, up, EMPTY)
-            base[side] += set_cell(net, W, ix, st, cell, PLAYABLE if net.states == 4 else EMPTY)
+                set_index(net, ix, st, up, EMPTY)
+            set_index(net, ix, st, cell, PLAYABLE if net.states == 4 else EMPTY)
         else:
             base[side] += set_cell(net, W, ix, st, cell, MINE if side == m else THEIRS)
             if up >= 0:
@@ -366,6 +377,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
     score = np.empty(net.cells)
     nxt = np.empty(n, dtype=np.int64)  # the next index into order[sp] to try
     move = np.empty(n, dtype=np.int64)  # the move being searched below
+    kept = np.empty((n, 2))  # each frame's totals, restored when its move is taken back
     sp = 0
     fx[0], fo[0], fa[0], fb[0] = x, o, alpha, beta
     entering = True
@@ -392,6 +404,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
                                      depth - sp >= 2, order[sp], score)
         else:  # a child's value has come back
             _play(net, W3, states, idx, base, side, move[sp], True)
+            base[0], base[1] = kept[sp, 0], kept[sp, 1]
             v = -ret
             if v > best[sp]:
                 best[sp] = v
@@ -407,6 +420,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
             elif sp == depth:
                 v = _leaf(net, W3, states, idx, base, side, mine, theirs, c, ply + sp)
             else:
+                kept[sp, 0], kept[sp, 1] = base[0], base[1]
                 _play(net, W3, states, idx, base, side, c, False)
                 move[sp] = c
                 fx[sp + 1] = fx[sp] | bit if side == 0 else fx[sp]
@@ -462,11 +476,13 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
         elif depth == 0:
             out[c] = _leaf(net, W3, states, idx, base, m, mine, theirs, c, 1)
         else:
+            kept = base.copy()
             _play(net, W3, states, idx, base, m, c, False)
             nx, no = (x | bit, o) if m == 0 else (x, o | bit)
             out[c] = -_negamax(net, W3, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
                                2.0, 2)
             _play(net, W3, states, idx, base, m, c, True)
+            base[:] = kept
 
 
 @nb.njit(cache=True)
