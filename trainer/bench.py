@@ -150,6 +150,7 @@ def schedules(game_name: str, algorithm: str, *, seconds: float,
                      "losses_as_x": report.get("losses_as_x"),
                      "losses_as_o": report.get("losses_as_o"),
                      "optimal_move_rate": report.get("optimal_move_rate"),
+                     "omitted": report.get("omitted", {}),
                      "load_average": load()})
     return {"game": game.name, "algorithm": algorithm, "seed": seed, "seconds": seconds,
             "rows": rows}

@@ -186,9 +186,16 @@ def run_bench_schedules(args: argparse.Namespace) -> int:
         return 0
     for row in figures["rows"]:
         shown = ",".join(f"{k}={v}" for k, v in row["params"].items()) or "defaults"
+
+        def figure(name: str, row: dict[str, Any] = row) -> str:
+            return "-" if row[name] is None else f"{row[name]:,}"
         print(f"{shown:<32} {row['games']:>11,} games {row['selfplay_seconds']:>7} s  lost "
-              f"{row['losses_as_x']} / {row['losses_as_o']}  optimal "
-              f"{row['optimal_move_rate']}  load {row['load_average'][0]}")
+              f"{figure('losses_as_x')} / {figure('losses_as_o')}  optimal "
+              f"{figure('optimal_move_rate')}  load {row['load_average'][0]}")
+        for name in ("losses_as_x", "losses_as_o", "optimal_move_rate"):
+            if row[name] is None:
+                print(f"  {name}: not measured: "
+                      f"{row['omitted'].get(name, 'left out by the evaluation')}")
     return 0
 
 

@@ -199,3 +199,12 @@ def test_bench_schedules_prints_each_setting(capsys):
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["effective"]["tau_halflife"] for r in rows] == [500.0, 2000.0]
     assert all(r["games"] > 0 and r["optimal_move_rate"] is not None for r in rows)
+
+
+def test_bench_schedules_says_why_a_figure_is_missing(capsys):
+    assert main(["bench", "schedules", "--game", "connect-four", "--algorithm", "td",
+                 "--seconds", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "lost - / -  optimal -" in out
+    assert "losses_as_o: not measured: the exhaustive opponent is not tried" in out
+    assert "optimal_move_rate: not measured: " in out and "None" not in out
