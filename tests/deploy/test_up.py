@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gameai.models.ntuple import DEFAULT_DEPTH
 from gameai.store.embedded import free_port
 
 
@@ -158,13 +159,16 @@ def test_up_trains_connect_four_with_an_ntuple_network_and_serves_it(tmp_path: P
             answer = client.post("/v1/games/connect-four/best-move", json={"board": empty})
             assert answer.status_code == 200, answer.text
             body = answer.json()
-            # only an n-tuple network searches (depth 2 by default); the piece drops
-            assert body["depth"] == 2 and body["model_version"] >= 1, body
+            # only an n-tuple network searches (Connect Four's default depth); the piece
+            # drops
+            assert body["depth"] == DEFAULT_DEPTH["connect-four"], body
+            assert body["model_version"] >= 1, body
             assert body["move"]["row"] == 5, body
             values = client.post("/v1/games/connect-four/evaluate", json={"board": empty})
             assert values.status_code == 200 and len(values.json()["moves"]) == 7
         log = (tmp_path / "data" / "logs" / "trainer.log").read_text()
-        assert "candidate judged (depth 2)" in log and "promoted to production" in log
+        assert f"candidate judged (depth {DEFAULT_DEPTH['connect-four']})" in log
+        assert "promoted to production" in log
     finally:
         code = up.stop()
     assert code == 0, up.text

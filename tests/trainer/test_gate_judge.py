@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from gameai.models import NtupleModel
+from gameai.models.ntuple import DEFAULT_DEPTH
 from gameai.store import ModelStore
 from trainer.evaluate import evaluate
 from trainer.gates import check_gates, check_judged, compare_measure
@@ -163,14 +164,15 @@ def test_the_worker_trains_judges_publishes_and_promotes_connect_four(redis_url,
         production = store.rollout(game="connect-four").production
         assert production == versions[-1].version  # each promoted as it passed the gates
         judged = versions[-1].evaluation["judged"]
-        assert judged["policy"] == "depth 2" and judged["time_limit"] == 0.05
+        assert judged["policy"] == f"depth {DEFAULT_DEPTH['connect-four']}"
+        assert judged["time_limit"] == 0.05
         assert [m["games"] for m in judged["measures"]] == [4, 4, 4, 4]
         model = store.load(game="connect-four", version=production)
         assert isinstance(model, NtupleModel)
         # a restart with another seed resumes from production (adopting its tuples)
         assert main(_settings(redis_url, seed=2, resume=True, max_games=1000)) == 0
         latest = store.versions(game="connect-four")[-1]
-    assert "candidate judged (depth 2)" in caplog.text
+    assert f"candidate judged (depth {DEFAULT_DEPTH['connect-four']})" in caplog.text
     assert "warm start from connect-four version" in caplog.text
     assert (
         latest.info["games_played"] > versions[0].info["games_played"]
