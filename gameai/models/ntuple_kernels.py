@@ -288,13 +288,27 @@ WIN_STEP = 1e-3  # a proven win at ply p (the root's move is ply 1) is worth 1 -
 
 
 @nb.njit(cache=True)
-def _threatened(net: Net, theirs: np.uint64, occupied: np.uint64) -> bool:
-    """Whether the owner of ``theirs``, to move, wins at once somewhere."""
+def _winning_cells(net: Net, theirs: np.uint64, occupied: np.uint64) -> np.uint64:
+    """The playable cells where the owner of ``theirs`` would win at once."""
     legal = playable(net, occupied)
+    found = np.uint64(0)
     for c in range(net.cells):
         bit = _ONE << np.uint64(c)
         if legal & bit and wins(net, theirs | bit, c):
-            return True
+            found |= bit
+    return found
+
+
+@nb.njit(cache=True)
+def _threatened(net: Net, theirs: np.uint64, threats: np.uint64, cell: int) -> bool:
+    """Whether the owner of ``theirs`` wins at once after the other side plays ``cell``,
+    given ``threats``, its winning cells before that move (:func:`_winning_cells`): the
+    move takes one of them away and, under gravity, makes the cell above playable."""
+    if threats & ~(_ONE << np.uint64(cell)):
+        return True
+    if net.gravity and cell >= net.cols:
+        up = cell - net.cols
+        return wins(net, theirs | (_ONE << np.uint64(up)), up)
     return False
 
 
@@ -319,12 +333,12 @@ def _play(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
 
 @nb.njit(cache=True)
 def _leaf(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
-          base: npt.NDArray[np.float64], m: int, mine: np.uint64, theirs: np.uint64,
+          base: npt.NDArray[np.float64], m: int, theirs: np.uint64, threats: np.uint64,
           cell: int, ply: int) -> float:
     """The value for ``m`` of playing ``cell`` (not a win, not the last cell) at the search's
-    horizon: a loss if the opponent then wins at once, else the network's value."""
-    bit = _ONE << np.uint64(cell)
-    if _threatened(net, theirs, mine | theirs | bit):
+    horizon: a loss if the opponent then wins at once (``threats``: its winning cells
+    before the move), else the network's value."""
+    if _threatened(net, theirs, threats, cell):
         return -(1.0 - WIN_STEP * ply)
     W = side_table(W3, m)
     return NET_SCALE * np.tanh(afterstate_sum(net, W, idx[m], states[m], base[m], cell))
@@ -378,6 +392,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
     nxt = np.empty(n, dtype=np.int64)  # the next index into order[sp] to try
     move = np.empty(n, dtype=np.int64)  # the move being searched below
     kept = np.empty((n, 2))  # each frame's totals, restored when its move is taken back
+    threats = np.zeros(n, dtype=np.uint64)  # at the horizon: the opponent's winning cells
     sp = 0
     fx[0], fo[0], fa[0], fb[0] = x, o, alpha, beta
     entering = True
@@ -402,6 +417,8 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
             if not done:
                 count[sp] = _ordered(net, W3, states, idx, base, side, legal[sp],
                                      depth - sp >= 2, order[sp], score)
+                if sp == depth:
+                    threats[sp] = _winning_cells(net, theirs, occupied)
         else:  # a child's value has come back
             _play(net, W3, states, idx, base, side, move[sp], True)
             base[0], base[1] = kept[sp, 0], kept[sp, 1]
@@ -418,7 +435,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
             if (occupied | bit) == net.full:
                 v = 0.0
             elif sp == depth:
-                v = _leaf(net, W3, states, idx, base, side, mine, theirs, c, ply + sp)
+                v = _leaf(net, W3, states, idx, base, side, theirs, threats[sp], c, ply + sp)
             else:
                 kept[sp, 0], kept[sp, 1] = base[0], base[1]
                 _play(net, W3, states, idx, base, side, c, False)
@@ -465,6 +482,7 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
     mine = x if m == 0 else o
     theirs = o if m == 0 else x
     legal = playable(net, x | o)
+    threats = _winning_cells(net, theirs, x | o) if depth == 0 else np.uint64(0)
     for c in range(net.cells):
         bit = _ONE << np.uint64(c)
         if not legal & bit:
@@ -474,7 +492,7 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
         elif (x | o | bit) == net.full:
             out[c] = 0.0
         elif depth == 0:
-            out[c] = _leaf(net, W3, states, idx, base, m, mine, theirs, c, 1)
+            out[c] = _leaf(net, W3, states, idx, base, m, theirs, threats, c, 1)
         else:
             kept = base.copy()
             _play(net, W3, states, idx, base, m, c, False)
