@@ -42,6 +42,11 @@ from gameai.models.ntuple_kernels import Net, move_values, search_many, search_v
 # (docs/ntuple.md, `gameai bench ntuple`), among those the strongest measured: Connect
 # Four's depth 3 wins 98% of its games as X against perfect play, depth 2 92%, depth 4 83%.
 DEFAULT_DEPTH = {"tictactoe": 4, "four-in-a-row": 2, "mnk-4x5-4": 2, "connect-four": 3}
+# Deeper near the end, for a game's default depth where it pays: (at most this many empty
+# cells, the plies searched there). mnk-4x5-4's network misjudges positions of plies 7-9
+# that 4 plies see, and with 13 cells left 4 plies cost about what 2 cost at the start: the
+# default policy then never loses to perfect play (docs/ntuple.md).
+ENDGAME_DEPTH = {"mnk-4x5-4": (13, 4)}
 MAX_LENGTH = 12  # 4 ** 12 = 16.8 million weights a table
 MAX_WEIGHTS = 1 << 28  # a gigabyte of float32: more is a forged file, not a model
 
@@ -203,7 +208,13 @@ class NtupleModel(Model):
             if self.policy_depth is None:
                 move_values(self.net, self.tables, x, o, out)
             else:
-                search_many(self.net, self.tables, x, o, self.policy_depth, out)
+                empty = self.game.cells - np.bitwise_count(x | o).astype(np.int64)
+                plies = self.plies(empty, self.policy_depth)
+                for depth in np.unique(plies):
+                    rows = np.flatnonzero(plies == depth)
+                    part = np.empty((len(rows), self.game.cells), dtype=np.float32)
+                    search_many(self.net, self.tables, x[rows], o[rows], int(depth), part)
+                    out[rows] = part
         return out
 
     def evaluate(self, board: State) -> Evaluation:
@@ -220,10 +231,22 @@ class NtupleModel(Model):
     def default_depth(self) -> int:
         return DEFAULT_DEPTH.get(self.game.name, 2)
 
+    def plies(self, empty: npt.NDArray[np.int64], depth: int) -> npt.NDArray[np.int64]:
+        """How far a search of ``depth`` looks at positions with ``empty`` empty cells:
+        ``depth``, except that the game's default depth goes deeper near the end where
+        :data:`ENDGAME_DEPTH` says so (an explicit other depth is searched as asked)."""
+        plies = np.full(np.shape(empty), depth, dtype=np.int64)
+        rule = ENDGAME_DEPTH.get(self.game.name)
+        if rule is not None and depth == self.default_depth:
+            cells, deeper = rule
+            plies[np.asarray(empty) <= cells] = max(depth, deeper)
+        return plies
+
     def search(self, board: State, depth: int) -> Evaluation:
         """Every legal move's value by alpha-beta ``depth`` plies beyond it over the
         network's values (:func:`~gameai.models.ntuple_kernels.search_values`: a win in
-        one is always taken and a loss in one always blocked), best first.
+        one is always taken and a loss in one always blocked), best first; the default
+        depth goes deeper near the end of the games :meth:`plies` names.
 
         Raises:
             ValueError: ``depth`` is negative.
@@ -234,7 +257,8 @@ class NtupleModel(Model):
         self._check(board)
         b = _board(board)
         row = np.empty(self.game.cells, dtype=np.float32)
-        search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), depth, row)
+        plies = int(self.plies(np.array(self.game.cells - b.ply), depth))
+        search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), plies, row)
         moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
         moves.sort(key=lambda mv: (-mv.value, mv.action_id))
         return Evaluation(b.to_move, moves[0].value, tuple(moves))

@@ -333,3 +333,45 @@ def test_search_takes_a_win_and_blocks_a_loss_even_at_depth_zero():
     assert all(mv.value < -0.99 for mv in e.moves if mv.index != 38)
     with pytest.raises(ValueError, match="at least 0"):
         model.search(board, -1)
+
+
+def test_the_default_depth_goes_deeper_near_the_end_where_the_game_says():
+    """mnk-4x5-4's default depth 2 searches 4 plies with 13 cells or fewer left, on one
+    board and in a batch; an explicit other depth, and other games, as asked."""
+    from gameai.models.ntuple import ENDGAME_DEPTH
+
+    model = _model("mnk-4x5-4")
+    cells, deeper = ENDGAME_DEPTH["mnk-4x5-4"]
+    assert model.default_depth == 2 and deeper == 4
+    rng = np.random.default_rng(5)
+    boards = {}
+    while len(boards) < 2:
+        board = random_board(model.game, rng)
+        boards[model.game.cells - board.ply <= cells] = board
+    late, early = boards[True], boards[False]
+    assert _values(model.search(late, 2)) == _kernel(model, late, 4)
+    assert _kernel(model, late, 4) != _kernel(model, late, 2)  # the test can tell them apart
+    assert _values(model.search(early, 2)) == _kernel(model, early, 2)
+    assert _values(model.search(late, 3)) == _kernel(model, late, 3)
+    rows = model.with_search(2).move_values([late, early])
+    for row, board, plies in ((rows[0], late, 4), (rows[1], early, 2)):
+        want = _kernel(model, board, plies)
+        assert {c: float(row[c]) for c in want} == pytest.approx(want)
+    other = _model("connect-4x5-4")
+    board = random_board(other.game, rng)
+    depth = other.default_depth
+    assert _values(other.search(board, depth)) == _kernel(other, board, depth)
+
+
+def _values(e) -> dict[int, float]:
+    return {mv.index: mv.value for mv in e.moves}
+
+
+def _kernel(model: NtupleModel, board: Board, plies: int) -> dict[int, float]:
+    """Each legal move's value by the kernel's search ``plies`` deep, whatever the game's
+    rule for its depth."""
+    from gameai.models.ntuple_kernels import search_values
+
+    row = np.empty(model.game.cells, dtype=np.float32)
+    search_values(model.net, model.tables, np.uint64(board.x), np.uint64(board.o), plies, row)
+    return {c: float(row[c]) for c in board.legal_moves()}
