@@ -15,6 +15,7 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
+from gameai.games.budget import Estimate, require
 from trainer.selfplay import U64
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
@@ -101,6 +102,14 @@ class Table:
         cap = self.capacity
         while need > cap * _MAX_LOAD:
             cap *= 2
+        # the old arrays, the new ones and the rehash's map live at once: refuse before
+        # any of it is allocated when that is over the memory limit (a table learner on a
+        # board of hundreds of millions of positions otherwise takes the host down)
+        per_slot = 8 + sum(np.dtype(dtype).itemsize * int(np.prod(shape))
+                           for dtype, shape, _ in self.specs.values())
+        require(Estimate(f"growing a learner's table from {self.capacity:,} to {cap:,} "
+                         f"slots ({need:,} positions)",
+                         bytes=self.nbytes() + cap * per_slot + self.capacity * 8))
         keys = np.full(cap, EMPTY, dtype=np.uint64)
         moved_to = np.full(self.capacity, -1, dtype=np.int64)
         _rehash(self.keys, keys, moved_to)
