@@ -317,6 +317,27 @@ def test_search_matches_plain_minimax(name, depth, sides):
                                                           reverse=True)
 
 
+@pytest.mark.parametrize(("name", "depth", "most_empty"), [("four-in-a-row", 4, 9),
+                                                           ("connect-4x5-4", 5, 20),
+                                                           ("tictactoe", 5, 9)])
+def test_deep_searches_match_plain_minimax(name, depth, most_empty):
+    """Deeper than the other reference test, where the move ordering by value and the
+    taken-back totals do most: every move's value equals plain minimax's, on boards small
+    enough to check."""
+    model = _model(name, sides=2)
+    rng = np.random.default_rng(17)
+    checked = 0
+    while checked < 4:
+        board = random_board(model.game, rng)
+        if model.game.cells - board.ply > most_empty:
+            continue
+        want = ref_search(model, board, depth)
+        got = model.search(board, depth)
+        for mv in got.moves:
+            assert mv.value == pytest.approx(want[mv.index], abs=1e-4), (str(board), depth)
+        checked += 1
+
+
 def test_search_takes_a_win_and_blocks_a_loss_even_at_depth_zero():
     model = _model("connect-four")
     model.weights[:] = 0.9  # a network that likes everything
