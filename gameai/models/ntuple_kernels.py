@@ -314,21 +314,26 @@ def _threatened(net: Net, theirs: np.uint64, threats: np.uint64, cell: int) -> b
 
 @nb.njit(cache=True)
 def _play(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
-          base: npt.NDArray[np.float64], m: int, cell: int, undo: bool) -> None:
-    """Play (or with ``undo`` take back) ``m``'s piece at ``cell`` in both sides' views; an
-    undo leaves ``base`` to the caller, who kept it (so it reads no weight)."""
+          base: npt.NDArray[np.float64], m: int, cell: int) -> None:
+    """Play ``m``'s piece at ``cell`` in both sides' views, ``base`` following the totals."""
     up = above(net, cell)
     for side in range(2):
         st, ix = states[side], idx[side]
         W = side_table(W3, side)
-        if undo:
-            if up >= 0:
-                set_index(net, ix, st, up, EMPTY)
-            set_index(net, ix, st, cell, PLAYABLE if net.states == 4 else EMPTY)
-        else:
-            base[side] += set_cell(net, W, ix, st, cell, MINE if side == m else THEIRS)
-            if up >= 0:
-                base[side] += set_cell(net, W, ix, st, up, PLAYABLE)
+        base[side] += set_cell(net, W, ix, st, cell, MINE if side == m else THEIRS)
+        if up >= 0:
+            base[side] += set_cell(net, W, ix, st, up, PLAYABLE)
+
+
+@nb.njit(cache=True)
+def _take_back(net: Net, states: I64, idx: I64, cell: int) -> None:
+    """Undo :func:`_play` at ``cell`` in both views without reading a weight: the caller
+    kept the totals from before the move and restores them."""
+    up = above(net, cell)
+    for side in range(2):
+        if up >= 0:
+            set_index(net, idx[side], states[side], up, EMPTY)
+        set_index(net, idx[side], states[side], cell, PLAYABLE if net.states == 4 else EMPTY)
 
 
 @nb.njit(cache=True)
@@ -420,7 +425,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
                 if sp == depth:
                     threats[sp] = _winning_cells(net, theirs, occupied)
         else:  # a child's value has come back
-            _play(net, W3, states, idx, base, side, move[sp], True)
+            _take_back(net, states, idx, move[sp])
             base[0], base[1] = kept[sp, 0], kept[sp, 1]
             v = -ret
             if v > best[sp]:
@@ -438,7 +443,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
                 v = _leaf(net, W3, states, idx, base, side, theirs, threats[sp], c, ply + sp)
             else:
                 kept[sp, 0], kept[sp, 1] = base[0], base[1]
-                _play(net, W3, states, idx, base, side, c, False)
+                _play(net, W3, states, idx, base, side, c)
                 move[sp] = c
                 fx[sp + 1] = fx[sp] | bit if side == 0 else fx[sp]
                 fo[sp + 1] = fo[sp] | bit if side == 1 else fo[sp]
@@ -495,11 +500,11 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
             out[c] = _leaf(net, W3, states, idx, base, m, theirs, threats, c, 1)
         else:
             kept = base.copy()
-            _play(net, W3, states, idx, base, m, c, False)
+            _play(net, W3, states, idx, base, m, c)
             nx, no = (x | bit, o) if m == 0 else (x, o | bit)
             out[c] = -_negamax(net, W3, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
                                2.0, 2)
-            _play(net, W3, states, idx, base, m, c, True)
+            _take_back(net, states, idx, c)
             base[:] = kept
 
 
