@@ -163,10 +163,11 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     model that searches looks ahead (at most ``max_depth``; its game's default if None)."""
     loaded = _pick(registry, game, model, client_id)
     searched = _depth(loaded, depth, max_depth)
-    answer, position = _position(loaded, board, to_move, moves, searched)
     chosen, seed = _level(level), _seed(seed)
+    draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
+    answer, position = _position(loaded, board, to_move, moves, searched, best_only=not draws)
     rng = None
-    if chosen.blunder or chosen.temperature:
+    if draws:
         rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
     e = answer.evaluation
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
@@ -180,7 +181,7 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
     top = evaluation.best
     if not level.takes_wins or not answer.wins or top.action_id in answer.wins:
         return top
-    return next(m for m in evaluation.moves if m.action_id in answer.wins)
+    return next((m for m in evaluation.moves if m.action_id in answer.wins), top)
 
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
@@ -239,19 +240,20 @@ def _calibration() -> dict[str, dict[str, Any]]:
 
 
 def _position(loaded: Loaded, board: object, to_move: object, moves: object,
-              depth: int | None = None) -> tuple[Position, str | None]:
-    """The request's position as ``loaded`` answers it: ``board`` (and ``to_move``), or
-    exactly instead of them, ``moves``; with the position's board when it came from
-    moves."""
+              depth: int | None = None, best_only: bool = False
+              ) -> tuple[Position, str | None]:
+    """The request's position as ``loaded`` answers it (:meth:`Loaded.position`): ``board``
+    (and ``to_move``), or exactly instead of them, ``moves``; with the position's board when
+    it came from moves."""
     moves = _text(moves, "moves")
     to_move = _text(to_move, "to_move")
     if moves:
         if _text(board, "board") or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        answer, state = loaded.position_after(moves, depth)
+        answer, state = loaded.position_after(moves, depth, best_only)
         return answer, str(state)
-    return loaded.position(_text(board, "board"), to_move, depth), None
+    return loaded.position(_text(board, "board"), to_move, depth, best_only), None
 
 
 def _level(value: object) -> Level:

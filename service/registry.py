@@ -66,17 +66,20 @@ class Loaded:
         Raises the game core's errors."""
         return self.position(board, to_move).evaluation
 
-    def position(self, board: str, to_move: str = "", depth: int | None = None) -> Position:
+    def position(self, board: str, to_move: str = "", depth: int | None = None,
+                 best_only: bool = False) -> Position:
         """:meth:`evaluate` with what a level of play needs besides (the wins in one and
-        the position's text); with ``depth``, by the model's search that deep. Raises the
-        game core's errors."""
+        the position's text); with ``depth``, by the model's search that deep, and with
+        ``best_only`` as well, of the best move alone (what a level that plays the best
+        move needs; the search proves the others worse sooner than it values them).
+        Raises the game core's errors."""
         key = board if not to_move else f"{board}\n{to_move}"
         if depth is not None:
-            key = f"{key}\0{depth}"
+            key = f"{key}\0{depth}{'best' if best_only else ''}"
         hit = self._answers.get(key)
         if hit is not None:
             return hit
-        answer = self._answer(self.model.game.parse(board, to_move=to_move), depth)
+        answer = self._answer(self.model.game.parse(board, to_move=to_move), depth, best_only)
         if len(self._answers) < ANSWER_CACHE_SIZE:
             self._answers[key] = answer
         return answer
@@ -87,7 +90,7 @@ class Loaded:
         answer, state = self.position_after(moves)
         return answer.evaluation, state
 
-    def position_after(self, moves: str, depth: int | None = None
+    def position_after(self, moves: str, depth: int | None = None, best_only: bool = False
                        ) -> tuple[Position, State]:
         """:meth:`position` of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""
@@ -97,10 +100,14 @@ class Loaded:
         except GameError as e:
             e.field = "moves"  # the game ended within the moves given
             raise
-        return self._answer(state, depth), state
+        return self._answer(state, depth, best_only), state
 
-    def _answer(self, state: State, depth: int | None = None) -> Position:
-        e = self.model.evaluate(state) if depth is None else self.model.search(state, depth)
+    def _answer(self, state: State, depth: int | None = None, best_only: bool = False
+                ) -> Position:
+        if depth is None:
+            e = self.model.evaluate(state)
+        else:
+            e = self.model.search(state, depth, best_only=best_only)
         return Position(_rounded(e), winning_actions(state), f"{state} {state.to_move}")
 
     def warm(self) -> None:

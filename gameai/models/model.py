@@ -125,8 +125,9 @@ class Model(abc.ABC):
         of model does not search; its values are final)."""
         return None
 
-    def search(self, board: State, depth: int) -> Evaluation:
-        """:meth:`evaluate` looking ``depth`` plies ahead (only kinds that search)."""
+    def search(self, board: State, depth: int, *, best_only: bool = False) -> Evaluation:
+        """:meth:`evaluate` looking ``depth`` plies ahead (only kinds that search); with
+        ``best_only``, an evaluation of the best move alone."""
         raise ValueError(f"a {self.kind} model does not search")
 
     def best_move(self, board: State) -> MoveValue:

@@ -242,11 +242,13 @@ class NtupleModel(Model):
             plies[np.asarray(empty) <= cells] = max(depth, deeper)
         return plies
 
-    def search(self, board: State, depth: int) -> Evaluation:
+    def search(self, board: State, depth: int, *, best_only: bool = False) -> Evaluation:
         """Every legal move's value by alpha-beta ``depth`` plies beyond it over the
         network's values (:func:`~gameai.models.ntuple_kernels.search_values`: a win in
         one is always taken and a loss in one always blocked), best first; the default
-        depth goes deeper near the end of the games :meth:`plies` names.
+        depth goes deeper near the end of the games :meth:`plies` names. With
+        ``best_only``, only the best move (the same move and value, found sooner: the
+        others are searched only as far as it takes to show they are worse).
 
         Raises:
             ValueError: ``depth`` is negative.
@@ -258,9 +260,12 @@ class NtupleModel(Model):
         b = _board(board)
         row = np.empty(self.game.cells, dtype=np.float32)
         plies = int(self.plies(np.array(self.game.cells - b.ply), depth))
-        search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), plies, row)
+        search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), plies, row,
+                      best_only)
         moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
         moves.sort(key=lambda mv: (-mv.value, mv.action_id))
+        if best_only:
+            moves = moves[:1]
         return Evaluation(b.to_move, moves[0].value, tuple(moves))
 
     def move_values(self, boards: Sequence[State]) -> F32:

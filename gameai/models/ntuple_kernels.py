@@ -285,6 +285,7 @@ def _popcount(v: np.uint64) -> int:
 
 NET_SCALE = 0.95  # the network's values in a search: below every proven win or loss
 WIN_STEP = 1e-3  # a proven win at ply p (the root's move is ply 1) is worth 1 - (p - 1) / 1000
+TIE = 1e-6  # best_only: a move within this of the best is searched exactly (float32 ties)
 
 
 @nb.njit(cache=True)
@@ -467,14 +468,19 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
 
 @nb.njit(cache=True)
 def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uint64,
-                  depth: int, out: F32) -> None:
+                  depth: int, out: F32, best_only: bool = False) -> None:
     """Each legal move's value for the side to move at ``(x, o)`` (valid, unfinished) by
     alpha-beta ``depth`` plies beyond it over the network's values (NaN where illegal).
 
     A win is worth ``1 - (p - 1) / 1000`` at ply ``p`` (so a faster win is better), a loss
     the opposite, the network's values are scaled by ``NET_SCALE`` to stay below any
     proven result, and at the horizon a move after which the opponent wins at once is a
-    loss: so even ``depth`` 0 takes a win in one and blocks a loss in one."""
+    loss: so even ``depth`` 0 takes a win in one and blocks a loss in one.
+
+    With ``best_only`` only the best moves' values are exact: the root's moves are
+    searched best afterstate first, each in the window above the best value found so far
+    less ``TIE``, so a move that cannot reach it stops early and gets an upper bound below
+    it. The best value, and every move that has it, come out as in the full search."""
     m = 0 if _popcount(x) == _popcount(o) else 1
     states = np.empty((2, net.cells), dtype=np.int64)
     idx = np.empty((2, net.pt_cells.shape[0]), dtype=np.int64)
@@ -488,11 +494,17 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
     theirs = o if m == 0 else x
     legal = playable(net, x | o)
     threats = _winning_cells(net, theirs, x | o) if depth == 0 else np.uint64(0)
+    order = np.empty(net.cells, dtype=np.int64)
+    score = np.empty(net.cells)
+    count = _ordered(net, W3, states, idx, base, m, legal, best_only and depth >= 1, order,
+                     score)
     for c in range(net.cells):
+        out[c] = np.nan
+    alpha = -2.0
+    for i in range(count):
+        c = order[i]
         bit = _ONE << np.uint64(c)
-        if not legal & bit:
-            out[c] = np.nan
-        elif wins(net, mine | bit, c):
+        if wins(net, mine | bit, c):
             out[c] = 1.0
         elif (x | o | bit) == net.full:
             out[c] = 0.0
@@ -503,14 +515,16 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
             _play(net, W3, states, idx, base, m, c)
             nx, no = (x | bit, o) if m == 0 else (x, o | bit)
             out[c] = -_negamax(net, W3, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
-                               2.0, 2)
+                               -alpha, 2)
             _take_back(net, states, idx, c)
             base[:] = kept
+        if best_only and out[c] - TIE > alpha:
+            alpha = out[c] - TIE
 
 
 @nb.njit(cache=True)
 def search_many(net: Net, W3: npt.NDArray[np.float32], x: U64, o: U64, depth: int,
-                out: F32) -> None:
+                out: F32, best_only: bool = False) -> None:
     """:func:`search_values` of each position ``(x[i], o[i])`` into ``out[i]``."""
     for i in range(x.shape[0]):
-        search_values(net, W3, x[i], o[i], depth, out[i])
+        search_values(net, W3, x[i], o[i], depth, out[i], best_only)

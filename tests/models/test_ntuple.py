@@ -338,6 +338,31 @@ def test_deep_searches_match_plain_minimax(name, depth, most_empty):
         checked += 1
 
 
+@pytest.mark.parametrize(("name", "depths"), [("four-in-a-row", (0, 1, 2, 3, 4)),
+                                              ("connect-4x5-4", (1, 3, 5)),
+                                              ("mnk-4x5-4", (2, 4))])
+def test_best_only_finds_the_full_searchs_best_move_and_value(name, depths):
+    """The narrowed root window of ``best_only`` answers the same move (ties broken the
+    same way) with the same value as the search that values every move exactly; on a
+    network with few distinct weights, so that ties happen."""
+    model = _model(name, sides=2)
+    coarse = _model(name, sides=2)
+    coarse.weights[:] = np.round(coarse.weights * 2) / 2  # many equal afterstate values
+    rng = np.random.default_rng(23)
+    ties = 0
+    for net in (model, coarse):
+        for _ in range(12):
+            board = random_board(net.game, rng)
+            for depth in depths:
+                full = net.search(board, depth)
+                best = net.search(board, depth, best_only=True)
+                assert len(best.moves) == 1
+                assert (best.best.index, best.value) == (full.best.index, full.value), (
+                    str(board), depth)
+                ties += sum(mv.value == full.value for mv in full.moves) > 1
+    assert ties  # the tie-break was exercised
+
+
 def test_search_takes_a_win_and_blocks_a_loss_even_at_depth_zero():
     model = _model("connect-four")
     model.weights[:] = 0.9  # a network that likes everything

@@ -85,6 +85,7 @@ def test_moves_and_values_by_the_search_on_both_transports(ntuple_server, models
                 assert r.status_code == 200, r.text
                 body = r.json()
                 assert body["move"]["index"] == want.best.index
+                assert body["value"] == round(want.best.value, 6)  # searched for it alone
                 assert body["depth"] == (default if depth is None else depth)
                 r = post(ntuple_server, name, "evaluate", {"board": text, **extra})
                 assert r.status_code == 200, r.text
@@ -92,6 +93,7 @@ def test_moves_and_values_by_the_search_on_both_transports(ntuple_server, models
                 assert got == _values(want)
                 best = stub.BestMove(move_pb2.BestMoveRequest(game=name, board=text, **extra))
                 assert best.move.index == want.best.index
+                assert best.value == pytest.approx(want.best.value, abs=1e-6)
                 e = stub.Evaluate(move_pb2.EvaluateRequest(game=name, board=text, **extra))
                 assert [(m.index, round(m.value, 6)) for m in e.moves] == _values(want)
 
