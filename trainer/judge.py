@@ -44,7 +44,8 @@ def model_player(model: Model, depth: int | None) -> Player:
     def play(state: State, rng: random.Random) -> int:
         found = seen.get(state.key)
         if found is None:
-            e = model.evaluate(state) if depth is None else model.search(state, depth)
+            e = (model.evaluate(state) if depth is None
+                 else model.search(state, depth, best_only=True))
             found = seen[state.key] = e.best.action_id
         return found
     return play

@@ -239,7 +239,8 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
             errors = 0
             for position in found:
                 board = game.parse(position.board)
-                e = model.evaluate(board) if depth is None else model.search(board, depth)
+                e = (model.evaluate(board) if depth is None
+                     else model.search(board, depth, best_only=True))
                 column = e.best.col + 1
                 sign = {c: (s > 0) - (s < 0) for c, s in position.move_scores.items()}
                 errors += sign[column] < max(sign.values())
