@@ -216,7 +216,8 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
     """The error rate of each policy (``None``: the network alone) on the solver-labelled
     benchmark positions of each class (:mod:`gameai.games.benchmark`, gravity games, the
     same set for the same seed and count, cached): a move is an error when another legal
-    move has a strictly better exact outcome (win > draw > loss)."""
+    move has a strictly better exact outcome (win > draw > loss). A class the board cannot
+    have (or too rare to draw) is ``{"omitted": why}``."""
     from gameai.games.benchmark import cached_set
     from gameai.games.game import as_mnk
     from gameai.games.search import Searcher
@@ -229,8 +230,13 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
                               "load_average_before": os.getloadavg(), "classes": {}}
     for stage, difficulty in classes:
         started = time.perf_counter()
-        found = cached_set(game, stage=stage, difficulty=difficulty, count=count, seed=seed,
-                           searcher=searcher, cache_dir=default_cache_dir())
+        try:
+            found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
+                               seed=seed, searcher=searcher, cache_dir=default_cache_dir())
+        except ValueError as e:  # a class this board cannot have, or too rare to draw
+            report["classes"][f"{stage} {difficulty}"] = {"omitted": str(e)}
+            progress(f"{stage} {difficulty}: omitted: {e}")
+            continue
         labelled_seconds = time.perf_counter() - started
         figures: dict[str, Any] = {"positions": len(found),
                                    "labelling_seconds": round(labelled_seconds, 1)}

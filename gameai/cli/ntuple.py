@@ -34,6 +34,14 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="also the error rate of the network alone and with the default "
                    "depth on N solver-labelled benchmark positions of each class (gravity "
                    "games: beginning hard, middle medium; labelled once, then cached)")
+    p.add_argument("--judge-depths", metavar="DEPTHS",
+                   help="with --judge and --positions: the search depths to judge, "
+                   "comma-separated, besides the network alone (default: the game's "
+                   "default depth)")
+    p.add_argument("--positions-seed", type=int, default=0, metavar="SEED",
+                   help="with --positions: which set of benchmark positions (default 0; "
+                   "another seed draws and labels another set, to check a figure on "
+                   "positions it was not chosen on)")
     p.add_argument("--noisy-games", type=int, default=200, metavar="N")
     p.add_argument("--per-stage", type=int, default=200, metavar="N",
                    help="solver-labelled positions of random play per stage (thirds of "
@@ -61,12 +69,9 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     model = read_model(args.model)
     if not isinstance(model, NtupleModel):
         raise CommandError(f"{args.model} is a {model.kind} model, not an n-tuple network")
-    try:
-        depths = [int(d) for d in args.depths.split(",") if d.strip()]
-    except ValueError as e:
-        raise CommandError(f"--depths: {args.depths!r} is not a list of numbers") from e
-    if not depths or min(depths) < 0 or max(depths) > 20:
-        raise CommandError("--depths: give depths from 0 to 20")
+    depths = _depths("--depths", args.depths)
+    judged: list[int | None] = [None, *(_depths("--judge-depths", args.judge_depths)
+                                        if args.judge_depths else [model.default_depth])]
     say = (lambda _text: None) if args.json else print
     report: dict[str, Any] = {"model": args.model, "game": model.game.name}
     if not args.skip_latency:
@@ -92,7 +97,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         if searches(model.game):  # past the whole-game tables
             search.reserve_table(model.game, args.table_bits)
         book = Book(model.game, Path(args.book)) if args.book else default_book(model.game)
-        report["judge"] = judge(model, depths=[None, model.default_depth], games=args.judge,
+        report["judge"] = judge(model, depths=judged, games=args.judge,
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, book=book,
                                 show_progress=True, progress=say)  # on stderr
@@ -102,11 +107,21 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
                                f"games, not {model.game.name}")
         from trainer.ntuple_bench import position_errors
 
-        report["positions"] = position_errors(model, depths=[None, model.default_depth],
-                                              count=args.positions, progress=say)
+        report["positions"] = position_errors(model, depths=judged, count=args.positions,
+                                              seed=args.positions_seed, progress=say)
     if args.json:
         print(json.dumps(report))
     return 0
+
+
+def _depths(option: str, text: str) -> list[int]:
+    try:
+        depths = [int(d) for d in text.split(",") if d.strip()]
+    except ValueError as e:
+        raise CommandError(f"{option}: {text!r} is not a list of numbers") from e
+    if not depths or min(depths) < 0 or max(depths) > 20:
+        raise CommandError(f"{option}: give depths from 0 to 20, got {text!r}")
+    return depths
 
 
 def _shape(model: Any) -> dict[str, Any]:

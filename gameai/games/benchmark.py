@@ -101,6 +101,12 @@ def generate(game: MnkGame, *, stage: str, difficulty: str, count: int, seed: in
     if not game.gravity:
         raise ValueError(f"{game.name}: benchmark positions are drawn for gravity games")
     plies = stage_plies(game, stage)
+    fewest = {"easy": 0, "medium": EASY_BELOW, "hard": MEDIUM_BELOW}[difficulty]
+    if game.cells - min(plies) < fewest:
+        raise ValueError(f"no {stage} {difficulty} {game.name} positions exist: {difficulty} "
+                         f"needs {fewest} or more plies left, and {game.cells - min(plies)} "
+                         f"cells are empty at most in the {stage} (plies {min(plies)}-"
+                         f"{max(plies)})")
     searcher = searcher or Searcher(game)
     rng = random.Random(f"{game.name}/{stage}/{difficulty}/{seed}")
     kept: list[Labelled] = []

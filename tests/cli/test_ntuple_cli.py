@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 
+from gameai.games.solver import default_cache_dir
 from gameai.models import load_model
 from tests.cli.test_games_cli import gameai
 
@@ -32,6 +33,44 @@ def test_train_then_bench_an_ntuple_model(tmp_path):
     assert set(figures["strength"]["policies"]) == {"network", "depth 0", "depth 2"}
     assert figures["strength"]["policies"]["depth 2"]["losses_as_x"] == 0
     assert figures["judge"]["policies"]["network"]["vs_perfect_as_x"]["games"] == 10
+    assert set(figures["judge"]["policies"]) == {"network", "depth 4"}  # tictactoe's default
+
+
+def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
+    """--judge-depths picks the policies judged, --positions-seed the set of positions;
+    a class the board cannot have is omitted with the reason, not a crash."""
+    small = tmp_path / "c45.model"
+    assert gameai("train", "--game", "connect-4x5-4", "--algorithm", "ntuple", "--games",
+                  "300", "--seed", "2", "--out", str(small), "--quiet").returncode == 0
+    bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
+                   "--skip-strength", "--judge", "4", "--noisy-games", "2", "--per-stage",
+                   "0", "--judge-depths", "1,3", "--positions", "3", "--json")
+    assert bench.returncode == 0, bench.stderr
+    figures = json.loads(bench.stdout)
+    assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
+    hard = figures["positions"]["classes"]["beginning hard"]
+    assert "needs 28 or more plies left" in hard["omitted"]  # 20 cells: none exist
+    c4 = tmp_path / "c4.model"
+    assert gameai("train", "--game", "connect-four", "--algorithm", "ntuple", "--games",
+                  "300", "--seed", "2", "--out", str(c4), "--quiet").returncode == 0
+    boards = {}
+    for seed in ("1", "2"):
+        bench = gameai("bench", "ntuple", "--model", str(c4), "--skip-latency",
+                       "--skip-strength", "--judge-depths", "0,2", "--positions", "2",
+                       "--positions-seed", seed, "--json")
+        assert bench.returncode == 0, bench.stderr
+        report = json.loads(bench.stdout)["positions"]
+        assert report["seed"] == int(seed)
+        for figures in report["classes"].values():
+            assert figures["positions"] == 2
+            assert {"network", "depth 0", "depth 2"} <= set(figures)
+        boards[seed] = sorted(json.loads(p.read_text())[0]["board"] for p in (
+            default_cache_dir().glob(f"bench-connect-four-*-s{seed}-n2.json")))
+    assert boards["1"] and boards["1"] != boards["2"]  # another seed, other positions
+    bad = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
+                 "--judge-depths", "3,x")
+    assert bad.returncode != 0 and "--judge-depths: '3,x' is not a list" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 def test_bench_ntuple_refuses_other_models_and_bad_depths(tmp_path):
