@@ -233,9 +233,9 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
         try:
             found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
                                seed=seed, searcher=searcher, cache_dir=default_cache_dir())
-        except ValueError as e:  # a class this board cannot have, or too rare to draw
-            report["classes"][f"{stage} {difficulty}"] = {"omitted": str(e)}
-            progress(f"{stage} {difficulty}: omitted: {e}")
+        except ValueError as why:  # a class this board cannot have, or too rare to draw
+            report["classes"][f"{stage} {difficulty}"] = {"omitted": str(why)}
+            progress(f"{stage} {difficulty}: omitted: {why}")
             continue
         labelled_seconds = time.perf_counter() - started
         figures: dict[str, Any] = {"positions": len(found),
