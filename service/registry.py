@@ -75,7 +75,12 @@ class Loaded:
         Raises the game core's errors."""
         key = board if not to_move else f"{board}\n{to_move}"
         if depth is not None:
-            key = f"{key}\0{depth}{'best' if best_only else ''}"
+            key = f"{key}\0{depth}"
+            full = self._answers.get(key)  # every move's value holds the best one's too
+            if full is not None:
+                return full
+            if best_only:
+                key += "best"
         hit = self._answers.get(key)
         if hit is not None:
             return hit

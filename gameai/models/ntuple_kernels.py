@@ -524,7 +524,7 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
 
 @nb.njit(cache=True)
 def search_many(net: Net, W3: npt.NDArray[np.float32], x: U64, o: U64, depth: int,
-                out: F32, best_only: bool = False) -> None:
+                out: F32) -> None:
     """:func:`search_values` of each position ``(x[i], o[i])`` into ``out[i]``."""
     for i in range(x.shape[0]):
-        search_values(net, W3, x[i], o[i], depth, out[i], best_only)
+        search_values(net, W3, x[i], o[i], depth, out[i])
