@@ -28,13 +28,11 @@ RUN python -m venv /opt/tools \
 COPY README.md ./
 COPY proto ./proto
 COPY gameai ./gameai
-COPY service ./service
-COPY trainer ./trainer
-RUN rm -rf service/gen \
-    && /opt/tools/bin/python -m service.protogen \
+RUN rm -rf gameai/service/gen gameai/stress \
+    && /opt/tools/bin/python -m gameai.service.protogen \
     && /opt/tools/bin/pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /tmp/wheels . \
     && /opt/gameai/bin/pip install --no-cache-dir --no-deps /tmp/wheels/gameai-*.whl \
-    && /opt/gameai/bin/python -c "import service.gen.gameai.v1.move_pb2_grpc, gameai.cli"
+    && /opt/gameai/bin/python -c "import gameai.service.gen.gameai.v1.move_pb2_grpc, gameai.cli"
 
 # -------------------------------------------------------------------------------- runtime
 FROM ${PYTHON_IMAGE} AS runtime

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from gameai.cli import main
+from gameai.service.settings import SERVER
+from gameai.service.settings import load_settings as server_settings
 from gameai.settings import Setting, SettingsError, read, whole_number
 from gameai.store.connect import STORE, StoreSettings
-from service.settings import SERVER
-from service.settings import load_settings as server_settings
-from trainer.settings import WORKER
-from trainer.settings import load_settings as worker_settings
+from gameai.trainer.settings import WORKER
+from gameai.trainer.settings import load_settings as worker_settings
 
 PORT = Setting("port", "GAMEAI_X_PORT", "--port", whole_number(1, 9), 5,
                file_variable="GAMEAI_X_PORT_FILE", file_flag="--port-file")

@@ -46,7 +46,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "(default 24: 384 MiB)")
     p.add_argument("--save", nargs="?", const="", metavar="FILE", help="record the figures "
                    "as the game's calibration (other games' are kept) in FILE, by default the "
-                   "file the server and its web board show them from (service/levels.json)")
+                   "file the server and its web board show them from (gameai/service/levels.json)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="print the table docs/levels.md "
                    "shows instead")
@@ -58,9 +58,9 @@ def run_bench_levels(args: argparse.Namespace) -> int:
 
     from gameai.games import get_game, search
     from gameai.games.solver import searches
-    from trainer.book import Book, default_book
-    from trainer.calibrate import calibrate
-    from trainer.progress import Progress
+    from gameai.trainer.book import Book, default_book
+    from gameai.trainer.calibrate import calibrate
+    from gameai.trainer.progress import Progress
 
     game = get_game(args.game)
     model = _model(args, game.name)
@@ -79,7 +79,7 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     if args.save is not None:
         _save(report, args.save)
     if args.markdown:
-        from service.calibration import markdown
+        from gameai.service.calibration import markdown
 
         print(markdown(report))
     else:
@@ -104,7 +104,7 @@ def _model(args: argparse.Namespace, game: str) -> Model:
 
 
 def _save(report: dict[str, Any], where: str) -> None:
-    from service.calibration import CALIBRATION_FILE
+    from gameai.service.calibration import CALIBRATION_FILE
 
     path = Path(where or CALIBRATION_FILE)
     try:

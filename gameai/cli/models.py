@@ -284,7 +284,7 @@ def _publish_exact(store: ModelStore, game: str, args: argparse.Namespace) -> No
     import time
 
     from gameai.games import TooLarge, get_game
-    from trainer.exact import exact_model
+    from gameai.trainer.exact import exact_model
 
     started = time.perf_counter()
     try:

@@ -63,8 +63,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from service.app import serve
-    from service.settings import SettingsError, load_settings
+    from gameai.service.app import serve
+    from gameai.service.settings import SettingsError, load_settings
 
     flags = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
     try:
@@ -75,6 +75,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from service.bench import main
+    from gameai.service.bench import main
 
     return main(args)

@@ -35,7 +35,7 @@ SUITES = {
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gameai stress`` where the ``stress`` room is installed."""
-    if not installed("stress"):
+    if not installed("gameai.stress"):
         return
     stress = sub.add_parser(
         "stress", help="proving suites: load, rollouts, faults, hostile input, security",
@@ -84,22 +84,22 @@ def _suite(name: str) -> ModuleType:
     """The module of suite ``name`` (each has ``run(seconds, command=...)``), imported only
     when that suite runs: their tools (the dev extra) are heavy."""
     if name == "load":
-        from stress import load
+        from gameai.stress import load
         return load
     if name == "rollouts":
-        from stress import rollouts
+        from gameai.stress import rollouts
         return rollouts
     if name == "faults":
-        from stress import faults
+        from gameai.stress import faults
         return faults
     if name == "hostile":
-        from stress import hostile
+        from gameai.stress import hostile
         return hostile
-    from stress import security
+    from gameai.stress import security
     return security
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from stress.audit import main
+    from gameai.stress.audit import main
 
     return main(args.requirements, as_json=args.json)

@@ -150,7 +150,7 @@ def register_memory_bench(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def run_bench_memory(args: argparse.Namespace) -> int:
-    from trainer.memory_bench import run
+    from gameai.trainer.memory_bench import run
 
     try:
         figures = run()
@@ -169,9 +169,9 @@ def run_bench_memory(args: argparse.Namespace) -> int:
 
 
 def run_bench_schedules(args: argparse.Namespace) -> int:
-    from trainer.bench import schedules
-    from trainer.learner import BadParameter
-    from trainer.training import CannotTrain
+    from gameai.trainer.bench import schedules
+    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.training import CannotTrain
 
     settings = [parse_params([p for p in text.split(",") if p]) for text in args.setting or [""]]
     try:
@@ -223,8 +223,8 @@ def _share(text: str) -> float:
 
 def run_train(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from trainer.learner import BadParameter
-    from trainer.training import CannotTrain
+    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
     params = parse_params(args.param)
@@ -259,7 +259,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def _can_plot(path: str) -> None:
     """Before any training: matplotlib is there and ``--plot`` names a file we can write."""
-    from trainer.plot import PlotUnavailable, require_matplotlib
+    from gameai.trainer.plot import PlotUnavailable, require_matplotlib
 
     target = Path(path)
     if target.is_dir() or not target.parent.is_dir():
@@ -273,7 +273,7 @@ def _can_plot(path: str) -> None:
 def _plot(args: argparse.Namespace, game: Game, history: Any,
           extra: dict[str, Any]) -> str | None:
     """Draw the learning curves, after the model is written: why not, or ``None``."""
-    from trainer.plot import plot_history
+    from gameai.trainer.plot import plot_history
 
     if history is None:  # mlp distillation has no learning curves
         return None
@@ -288,16 +288,16 @@ def _plot(args: argparse.Namespace, game: Game, history: Any,
 
 def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                ) -> tuple[Model, dict[str, Any]]:
-    from trainer.progress import Progress, summary
-    from trainer.training import EVAL_SHARE, make_learner, train
+    from gameai.trainer.progress import Progress, summary
+    from gameai.trainer.training import EVAL_SHARE, make_learner, train
 
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
     judge = None
     if args.judge_games:
-        from trainer.book import default_book
-        from trainer.judge import GateJudge
+        from gameai.trainer.book import default_book
+        from gameai.trainer.judge import GateJudge
 
         if not 0 < args.judge_time <= 600:
             raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
@@ -337,11 +337,11 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
 
 def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
             ) -> tuple[Model, dict[str, Any]]:
-    from trainer.evaluate import evaluate
-    from trainer.learner import build_params
-    from trainer.mlp import MlpParams, distill, restamp
-    from trainer.progress import Progress
-    from trainer.training import with_evaluation
+    from gameai.trainer.evaluate import evaluate
+    from gameai.trainer.learner import build_params
+    from gameai.trainer.mlp import MlpParams, distill, restamp
+    from gameai.trainer.progress import Progress
+    from gameai.trainer.training import with_evaluation
 
     if not args.teacher:
         raise CommandError("--algorithm mlp distils a trained table: give it --teacher FILE")
@@ -369,7 +369,7 @@ def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
 def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
     from gameai.store import StoreError, StoreUnavailable
     from gameai.store.connect import StoreSettings, open_store
-    from trainer.gates import publish, who
+    from gameai.trainer.gates import publish, who
 
     settings = StoreSettings.load({"store_url": args.store_url,
                                    "store_prefix": args.store_prefix})
@@ -385,7 +385,7 @@ def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from gameai.games.budget import estimate_text
-    from trainer.evaluate import evaluate, evaluation_estimate
+    from gameai.trainer.evaluate import evaluate, evaluation_estimate
 
     if args.file and (args.version or args.game):
         raise CommandError("give a model FILE, or --game and --version of a stored one")
@@ -423,8 +423,8 @@ def stored_model(args: argparse.Namespace) -> Model:
 
 def run_bench_selfplay(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from trainer.bench import selfplay
-    from trainer.training import CannotTrain
+    from gameai.trainer.bench import selfplay
+    from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
     if not game.cell_kernels:
@@ -442,9 +442,9 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
 
 def run_bench_learners(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from trainer.bench import learners
-    from trainer.learner import BadParameter
-    from trainer.training import CannotTrain
+    from gameai.trainer.bench import learners
+    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.training import CannotTrain
 
     try:
         seeds = tuple(int(s) for s in args.seeds.split(","))

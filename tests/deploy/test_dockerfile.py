@@ -78,10 +78,10 @@ def test_dependencies_come_from_the_pinned_constraints() -> None:
 
 def test_grpc_code_is_generated_at_build_with_the_service_codegen() -> None:
     text = DOCKERFILE.read_text()
-    assert "rm -rf service/gen" in text and "python -m service.protogen" in text
-    assert (ROOT / "service" / "protogen.py").exists()
-    assert "import service.gen.gameai.v1.move_pb2_grpc" in text
-    assert (ROOT / "service" / "gen" / "gameai" / "v1" / "move_pb2_grpc.py").exists()
+    assert "rm -rf gameai/service/gen" in text and "python -m gameai.service.protogen" in text
+    assert (ROOT / "gameai" / "service" / "protogen.py").exists()
+    assert "import gameai.service.gen.gameai.v1.move_pb2_grpc" in text
+    assert (ROOT / "gameai" / "service" / "gen" / "gameai" / "v1" / "move_pb2_grpc.py").exists()
 
 
 def test_runtime_is_locked_down_and_self_describing() -> None:

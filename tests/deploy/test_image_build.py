@@ -28,9 +28,9 @@ import pytest
 
 from gameai.games import get_game
 from gameai.models.oracle import solver_model
+from gameai.service.settings import default_workers
 from gameai.store import ModelStore, RedisServer
 from gameai.store.embedded import free_port
-from service.settings import default_workers
 from tests.deploy.conftest import ROOT
 from tests.deploy.test_dockerfile import dockerignored, stages
 
@@ -156,10 +156,11 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
     context, src = tmp / "context", tmp / "src"
     build_context(context)
     copy_as_the_build_does(context, src)
-    build_run = [a for i, a in stages()[0] if i == "RUN" and "service.protogen" in a]
-    assert build_run and "rm -rf service/gen" in build_run[0]
-    shutil.rmtree(src / "service" / "gen", ignore_errors=True)
-    run(sys.executable, "-m", "service.protogen", cwd=src)
+    build_run = [a for i, a in stages()[0] if i == "RUN" and "gameai.service.protogen" in a]
+    assert build_run and "rm -rf gameai/service/gen gameai/stress" in build_run[0]
+    shutil.rmtree(src / "gameai" / "service" / "gen", ignore_errors=True)
+    shutil.rmtree(src / "gameai" / "stress")  # the proving suites stay out of the image
+    run(sys.executable, "-m", "gameai.service.protogen", cwd=src)
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
         "--wheel-dir", str(tmp / "wheels"), ".", cwd=src)
     (wheel,) = (tmp / "wheels").glob("gameai-*.whl")
@@ -198,10 +199,10 @@ def redis_with_production(tmp_path: Path) -> Iterator[str]:
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(image: Image) -> None:
-    probe = ("import gameai, service.rest, trainer\n"
-             "from service.gen.gameai.v1 import move_pb2_grpc, models_pb2_grpc\n"
+    probe = ("import gameai, gameai.service.rest, gameai.trainer\n"
+             "from gameai.service.gen.gameai.v1 import move_pb2_grpc, models_pb2_grpc\n"
              "print(gameai.__file__)\n"
-             "assert (service.rest.WEB_DIR / 'index.html').is_file(), 'no web board'\n")
+             "assert (gameai.service.rest.WEB_DIR / 'index.html').is_file(), 'no web board'\n")
     result = subprocess.run([str(image.venv / "bin" / "python"), "-c", probe], cwd=image.home,
                             env=image.env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]

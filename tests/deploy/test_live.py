@@ -23,8 +23,8 @@ import grpc
 import httpx
 import pytest
 
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store.embedded import free_port
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.deploy.conftest import DEPLOY, alert_rules_of
 from tests.deploy.prometheus_server import PrometheusServer, loopback_config
 from tests.deploy.promql import for_prometheus

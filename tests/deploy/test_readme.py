@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from service.settings import default_workers
+from gameai.service.settings import default_workers
 from tests.deploy.conftest import ROOT
 
 pytestmark = pytest.mark.slow

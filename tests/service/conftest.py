@@ -15,11 +15,11 @@ import pytest
 from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.models.oracle import solver_model
+from gameai.service.app import MoveServer, Ports
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
+from gameai.service.settings import Settings
 from gameai.store import ModelStore, RedisServer
-from service.app import MoveServer, Ports
-from service.metrics import Metrics
-from service.registry import Registry
-from service.settings import Settings
 
 T = TypeVar("T")
 ADMIN_TOKEN = "test-admin-token-0123456789"

@@ -15,13 +15,13 @@ from gameai.games import GameOver, get_game, search
 from gameai.games.positions import live_boards
 from gameai.models import TableModel
 from gameai.models.oracle import solver_model
+from gameai.service import core
+from gameai.service.calibration import load_calibration
+from gameai.service.errors import UnknownModel
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import RedisServer
-from service import core
-from service.calibration import load_calibration
-from service.errors import UnknownModel
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from service.metrics import Metrics
-from service.registry import Registry
 from tests.service.conftest import (
     RunningServer,
     empty_model,
@@ -182,7 +182,7 @@ def test_rest_and_grpc_give_the_same_hints_and_levels(server: RunningServer) -> 
 
 
 def test_a_summary_says_when_the_perfect_opponent_was_a_search() -> None:
-    from service.calibration import summary
+    from gameai.service.calibration import summary
 
     level = load_calibration()["tictactoe"]["levels"]["casual"]
     assert "against perfect play it loses" in summary(level)

@@ -26,8 +26,8 @@ from google.protobuf import json_format
 from gameai.games import get_game
 from gameai.models import TableModel
 from gameai.models.oracle import solver_model
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, new_store, settings, variant
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"

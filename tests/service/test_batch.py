@@ -8,8 +8,8 @@ import pytest
 from gameai.games import Board, GameError, get_game
 from gameai.games.positions import enumerate_positions
 from gameai.models.oracle import solver_model
-from service.batch import best_moves, move_values, parse_boards, to_move
-from service.errors import classify
+from gameai.service.batch import best_moves, move_values, parse_boards, to_move
+from gameai.service.errors import classify
 
 
 def live(game_name: str) -> list[Board]:

@@ -15,8 +15,8 @@ from gameai.games import Board, get_game
 from gameai.games.keys import transform
 from gameai.games.search import searcher
 from gameai.models import ModelInfo, TableModel
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import RunningServer, new_store, settings
 
 GAME = "connect-four"

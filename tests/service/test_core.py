@@ -8,11 +8,11 @@ import pytest
 from gameai.games import Board, GameOver, InvalidBoard, UnknownGame, get_game
 from gameai.games.positions import live_boards
 from gameai.models import TableModel
+from gameai.service import core
+from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import ModelStore
-from service import core
-from service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify
-from service.metrics import Metrics
-from service.registry import Registry
 from tests.service.conftest import variant, weak_model
 
 

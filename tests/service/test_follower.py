@@ -7,10 +7,10 @@ from __future__ import annotations
 import threading
 
 from gameai.models import TableModel
+from gameai.service.follower import StoreFollower
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import ModelStore, RedisServer
-from service.follower import StoreFollower
-from service.metrics import Metrics
-from service.registry import Registry
 from tests.service.conftest import variant
 from tests.service.test_rollout import wait_until
 

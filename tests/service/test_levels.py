@@ -15,12 +15,12 @@ from gameai.games.positions import live_boards
 from gameai.models import TableModel
 from gameai.models.levels import LEVELS, winning_actions
 from gameai.models.oracle import solver_model
+from gameai.service import core
+from gameai.service.errors import InvalidRequest
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import ModelStore
-from service import core
-from service.errors import InvalidRequest
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from service.metrics import Metrics
-from service.registry import Registry
 from tests.service.conftest import RunningServer, random_ntuple, weak_model
 
 TTT = get_game("tictactoe")
@@ -181,11 +181,11 @@ def test_rest_and_grpc_play_the_same_seeded_move(server: RunningServer) -> None:
 
 
 def test_the_published_calibration_is_the_measured_one_and_ordered() -> None:
-    """docs/levels.md shows exactly the figures the server serves (service/levels.json),
+    """docs/levels.md shows exactly the figures the server serves (gameai/service/levels.json),
     for every game the server is documented to serve, and every one is ordered."""
     from pathlib import Path
 
-    from service.calibration import load_calibration, markdown
+    from gameai.service.calibration import load_calibration, markdown
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "levels.md").read_text()
     saved = load_calibration()

@@ -9,9 +9,9 @@ import time
 import grpc
 import httpx
 
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.runtime import BATCH_QUEUE
 from gameai.store import ModelStore
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from service.runtime import BATCH_QUEUE
 from tests.service.conftest import RunningServer
 
 BATCH = {"boards": ["X--|-O-|---", "---|---|---"]}

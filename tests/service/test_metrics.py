@@ -14,8 +14,8 @@ import grpc
 import httpx
 import pytest
 
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.deploy.prometheus_server import PrometheusServer
 from tests.service.conftest import RunningServer
 

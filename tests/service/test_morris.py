@@ -13,8 +13,8 @@ import pytest
 from gameai.games import get_game
 from gameai.models import TableModel
 from gameai.models.oracle import solver_model
+from gameai.service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
-from service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
 from tests.service.conftest import RunningServer, new_store, settings
 
 GAME = "three-mens-morris"

@@ -15,8 +15,8 @@ import pytest
 from gameai.games import get_game
 from gameai.models import ModelInfo, NtupleModel, TableModel
 from gameai.models.ntuple import random_walks
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import RunningServer, new_store, settings
 from tests.service.test_rollout import wait_until
 

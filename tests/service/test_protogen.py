@@ -1,17 +1,17 @@
-"""The committed gRPC code is what ``python -m service.protogen`` makes from proto/."""
+"""The committed gRPC code is what ``python -m gameai.service.protogen`` makes from proto/."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from service.protogen import GEN_DIR, generate
+from gameai.service.protogen import GEN_DIR, generate
 
 
 def test_generated_code_is_current(tmp_path: Path) -> None:
     fresh = {p.relative_to(tmp_path): p.read_text() for p in generate(tmp_path)}
     committed = {p.relative_to(GEN_DIR): p.read_text() for p in GEN_DIR.rglob("*_pb2*.py*")}
-    assert sorted(fresh) == sorted(committed), "run: python -m service.protogen"
+    assert sorted(fresh) == sorted(committed), "run: python -m gameai.service.protogen"
     stale = [str(name) for name, text in fresh.items() if committed[name] != text]
-    assert stale == [], f"stale generated code {stale}: run python -m service.protogen"
+    assert stale == [], f"stale generated code {stale}: run python -m gameai.service.protogen"
     assert set(fresh) >= {Path("gameai/v1/move_pb2.py"), Path("gameai/v1/models_pb2_grpc.py")}
-    assert "from service.gen.gameai.v1 import" in fresh[Path("gameai/v1/move_pb2_grpc.py")]
+    assert "from gameai.service.gen.gameai.v1 import" in fresh[Path("gameai/v1/move_pb2_grpc.py")]

@@ -9,10 +9,10 @@ import pytest
 import redis
 
 from gameai.models import TableModel
+from gameai.service import core
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import RedisServer
-from service import core
-from service.metrics import Metrics
-from service.registry import Registry
 from tests.service.conftest import new_store
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import SettingsError, load_settings
+from gameai.service.settings import SettingsError, load_settings
 
 
 def test_defaults_follow_the_contract() -> None:

@@ -16,9 +16,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gameai.models import TableModel
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from stress import harness
+from gameai.stress import harness
 from tests.service.conftest import new_store
 
 # big enough that each request takes a while, so some are in flight when the signal comes

@@ -12,8 +12,8 @@ import pytest
 
 from gameai.games import Board, get_game
 from gameai.models import ModelInfo, TableModel
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import RunningServer, new_store, settings
 
 GAME = get_game("tictactoe")

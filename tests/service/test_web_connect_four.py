@@ -65,7 +65,7 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
 @pytest.fixture(scope="module")
 def c4_ntuple_web(redis_server: RedisServer) -> Iterator[RunningServer]:
     """Connect Four served by an n-tuple network (issue 14), briefly trained."""
-    from trainer.training import make_learner
+    from gameai.trainer.training import make_learner
 
     learner = make_learner(get_game(GAME), "ntuple", seed=1)
     learner.play(300)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from service.calibration import load_calibration, summary
+from gameai.service.calibration import load_calibration, summary
 from tests.service.test_web import browser, page, pieces  # noqa: F401  (shared fixtures)
 
 pytestmark = pytest.mark.slow

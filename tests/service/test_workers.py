@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from gameai.models import TableModel
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import RedisServer
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from tests.service.conftest import new_store
 from tests.service.test_shutdown import start_serving
 

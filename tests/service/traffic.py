@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import grpc
 import httpx
 
-from service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 
 
 @dataclass(frozen=True)

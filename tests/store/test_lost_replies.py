@@ -4,7 +4,7 @@ apply the write twice."""
 import pytest
 
 from gameai.store import ModelStore
-from stress.proxy import ReplyDropper
+from gameai.stress.proxy import ReplyDropper
 
 
 @pytest.fixture

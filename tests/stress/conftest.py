@@ -3,7 +3,7 @@ less time, asserting that every goal held."""
 
 from __future__ import annotations
 
-from stress.report import Report
+from gameai.stress.report import Report
 
 
 def assert_held(report: Report) -> None:

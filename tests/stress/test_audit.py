@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stress.audit import judge, read_pins
+from gameai.stress.audit import judge, read_pins
 
 pytestmark = pytest.mark.stress
 ROOT = Path(__file__).resolve().parents[2]

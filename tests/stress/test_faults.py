@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from gameai.store import RedisServer
-from stress.drain import sigterm_under_load
-from stress.kills import trainer_kills
-from stress.outage import corrupt_payloads, redis_outage
-from stress.report import Report
+from gameai.stress.drain import sigterm_under_load
+from gameai.stress.kills import trainer_kills
+from gameai.stress.outage import corrupt_payloads, redis_outage
+from gameai.stress.report import Report
 from tests.stress.conftest import assert_held
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

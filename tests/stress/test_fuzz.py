@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gameai.service.metrics import Metrics
+from gameai.service.registry import Registry
 from gameai.store import ModelStore
-from service.metrics import Metrics
-from service.registry import Registry
-from stress.fuzz import fuzz_core, mostly
-from stress.harness import seed_store
+from gameai.stress.fuzz import fuzz_core, mostly
+from gameai.stress.harness import seed_store
 
 pytestmark = pytest.mark.stress
 GAMES = ("tictactoe", "connect-3x4-3")

@@ -3,7 +3,7 @@
 
 import pytest
 
-from stress import hostile
+from gameai.stress import hostile
 from tests.stress.conftest import assert_held
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

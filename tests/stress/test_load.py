@@ -2,7 +2,7 @@
 
 import pytest
 
-from stress import load
+from gameai.stress import load
 from tests.stress.conftest import assert_held
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

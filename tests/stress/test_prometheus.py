@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from gameai.store import ModelStore, RedisServer
-from stress.harness import perfect_model, start_server, variant
+from gameai.stress.harness import perfect_model, start_server, variant
 from tests.deploy.prometheus_server import PrometheusServer, loopback_config
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from gameai.store import RedisServer
-from stress.proxy import FaultProxy, split_commands
+from gameai.stress.proxy import FaultProxy, split_commands
 
 pytestmark = pytest.mark.stress
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stress import rollouts
+from gameai.stress import rollouts
 from tests.stress.conftest import assert_held
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

@@ -3,7 +3,7 @@ test_audit.py)."""
 
 import pytest
 
-from stress import security
+from gameai.stress import security
 from tests.stress.conftest import assert_held
 
 pytestmark = [pytest.mark.stress, pytest.mark.slow]

@@ -9,7 +9,7 @@ import pytest
 from gameai.games import Board, Game, canonical, get_game
 from gameai.models import Model, TableModel
 from gameai.models.oracle import solver_model
-from trainer.training import TrainResult, make_learner, train
+from gameai.trainer.training import TrainResult, make_learner, train
 
 
 @pytest.fixture(scope="session")

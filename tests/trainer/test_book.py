@@ -9,8 +9,8 @@ import pytest
 
 from gameai.games import get_game
 from gameai.games.search import SearchTimeout
-from trainer.book import Book
-from trainer.calibrate import SearchPlayer
+from gameai.trainer.book import Book
+from gameai.trainer.calibrate import SearchPlayer
 
 
 def test_answers_are_kept_written_and_read_back(tmp_path):

@@ -14,7 +14,14 @@ from gameai.cli import main
 from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.models.oracle import solver_model
-from trainer.calibrate import PerfectPlayer, Tally, calibrate, play_game, random_player, wilson
+from gameai.trainer.calibrate import (
+    PerfectPlayer,
+    Tally,
+    calibrate,
+    play_game,
+    random_player,
+    wilson,
+)
 
 TTT = get_game("tictactoe")
 
@@ -118,7 +125,7 @@ def test_the_search_player_plays_the_solvers_optimal_moves() -> None:
     """Past the tables the perfect opponent asks the game's solver position by position:
     on tic-tac-toe its optimal moves are the table player's in every live position."""
     from gameai.games.positions import live_boards
-    from trainer.calibrate import SearchPlayer
+    from gameai.trainer.calibrate import SearchPlayer
 
     table, search = PerfectPlayer(TTT), SearchPlayer(TTT, time_limit=5)
     for board in live_boards(TTT):
@@ -140,7 +147,7 @@ def random_position(game, plies: int, rng: random.Random):
 
 
 def test_the_search_player_past_its_time_plays_the_best_bound_and_says_so() -> None:
-    from trainer.calibrate import SearchPlayer
+    from gameai.trainer.calibrate import SearchPlayer
 
     game = get_game("connect-four")
     player, rng = SearchPlayer(game, time_limit=0.01), random.Random(1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gameai.games import get_game
-from trainer.defaults import MEASURED
-from trainer.training import make_learner
+from gameai.trainer.defaults import MEASURED
+from gameai.trainer.training import make_learner
 
 
 def test_four_in_a_row_td_takes_its_measured_schedule():

@@ -8,7 +8,7 @@ import pytest
 
 from gameai.games import Board, get_game
 from gameai.models.oracle import solver_model
-from trainer.evaluate import (
+from gameai.trainer.evaluate import (
     _merge,
     _solved,
     checks,
@@ -22,7 +22,7 @@ from trainer.evaluate import (
     unbeatable,
     vs_random,
 )
-from trainer.training import make_learner
+from gameai.trainer.training import make_learner
 
 from .conftest import prefer, random_boards
 

@@ -4,9 +4,9 @@ import pytest
 
 from gameai.models import TableModel
 from gameai.store import ModelStore
-from trainer.evaluate import evaluate
-from trainer.gates import check_gates, measure, perfect, promote_version, publish
-from trainer.training import with_evaluation
+from gameai.trainer.evaluate import evaluate
+from gameai.trainer.gates import check_gates, measure, perfect, promote_version, publish
+from gameai.trainer.training import with_evaluation
 
 from .conftest import prefer
 

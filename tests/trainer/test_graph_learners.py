@@ -12,11 +12,11 @@ from gameai.games import get_game
 from gameai.games.graph import build_graph
 from gameai.models import ModelInfo
 from gameai.models.oracle import solver_model
-from trainer import evaluate as cell_evaluate
-from trainer import evaluate_graph
-from trainer.graphplay import make_graph_spec
-from trainer.td_graph import TdGraphLearner
-from trainer.training import make_learner, train
+from gameai.trainer import evaluate as cell_evaluate
+from gameai.trainer import evaluate_graph
+from gameai.trainer.graphplay import make_graph_spec
+from gameai.trainer.td_graph import TdGraphLearner
+from gameai.trainer.training import make_learner, train
 
 STANDARD = "three-mens-morris"
 FIXED = ModelInfo(game=STANDARD, algorithm="fixed", created_at="2026-01-01T00:00:00Z")
@@ -28,7 +28,7 @@ MASK = (1 << 64) - 1
 
 
 class Rng:
-    """splitmix64, as :mod:`trainer.selfplay` draws it."""
+    """splitmix64, as :mod:`gameai.trainer.selfplay` draws it."""
 
     def __init__(self, seed: int) -> None:
         self.state = seed % (1 << 64)
@@ -59,7 +59,7 @@ class Rng:
 
 
 def python_td(learner: TdGraphLearner, games: int) -> tuple[list[float], list[int]]:
-    """The epsilon-greedy td games of :func:`trainer.td_graph._td_graph_games`, in Python."""
+    """The epsilon-greedy td games of :func:`gameai.trainer.td_graph._td_graph_games`, in Python."""
     p, spec = learner.params, learner.spec
     rng = Rng(learner.seed)
     V = [0.5] * len(learner.graph)
@@ -255,7 +255,7 @@ def test_td_becomes_perfect_on_the_seeds_that_plateaued(seed):
 
 
 def test_random_starts_is_checked():
-    from trainer.learner import BadParameter
+    from gameai.trainer.learner import BadParameter
 
     with pytest.raises(BadParameter, match="random_starts"):
         make_learner(get_game(STANDARD), "tally", params={"random_starts": "1.5"})

@@ -6,9 +6,9 @@ import pytest
 
 from gameai.games import Board, get_game
 from gameai.models import ModelInfo, load_model
-from trainer.evaluate import evaluate, losses, optimal_move_rate, unbeatable, vs_random
-from trainer.learner import BadParameter
-from trainer.training import CannotTrain, make_learner, train
+from gameai.trainer.evaluate import evaluate, losses, optimal_move_rate, unbeatable, vs_random
+from gameai.trainer.learner import BadParameter
+from gameai.trainer.training import CannotTrain, make_learner, train
 
 FIXED = ModelInfo(game="tictactoe", algorithm="fixed", created_at="2026-01-01T00:00:00Z")
 UNBEATABLE_WITHIN = {"td": 20_000, "qlearning": 200_000, "tally": 5_000_000}
@@ -51,7 +51,7 @@ def test_default_training_is_perfect_from_every_position(ttt, algorithm):
 
 
 def test_checkpoints_stay_within_their_share_of_the_time(ttt, monkeypatch):
-    import trainer.training as training
+    import gameai.trainer.training as training
 
     monkeypatch.setattr(training, "EVAL_FREE_SECONDS", 0.0)
     every = train(make_learner(ttt, "td", seed=1), games=10_000, eval_every=500)

@@ -5,10 +5,10 @@ import pytest
 
 from gameai.games import Board
 from gameai.models import MlpModel, load_model
-from trainer.evaluate import evaluate, optimal_moves, unbeatable
-from trainer.learner import BadParameter, build_params
-from trainer.mlp import MlpParams, distill, training_positions
-from trainer.training import make_learner, train
+from gameai.trainer.evaluate import evaluate, optimal_moves, unbeatable
+from gameai.trainer.learner import BadParameter, build_params
+from gameai.trainer.mlp import MlpParams, distill, training_positions
+from gameai.trainer.training import make_learner, train
 
 
 def _choices(model, boards):

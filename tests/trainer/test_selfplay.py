@@ -3,10 +3,10 @@ import pytest
 
 from gameai.games import Board, get_game
 from gameai.games.keys import base3_keys, canonical_keys
-from trainer.export import boards_of, child_keys, expand
-from trainer.selfplay import below, make_spec, next_u64, seed_state, uniform
-from trainer.table import EMPTY, Table, find, insert
-from trainer.training import make_learner
+from gameai.trainer.export import boards_of, child_keys, expand
+from gameai.trainer.selfplay import below, make_spec, next_u64, seed_state, uniform
+from gameai.trainer.table import EMPTY, Table, find, insert
+from gameai.trainer.training import make_learner
 
 from .conftest import random_boards
 

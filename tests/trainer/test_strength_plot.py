@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from gameai.cli import main
-from trainer.plot import strength_points
+from gameai.trainer.plot import strength_points
 
 
 def _vertices(svg: str, gid: str) -> list[tuple[float, float]]:
@@ -63,8 +63,8 @@ def test_strength_points_carry_each_measures_interval():
 
 
 def test_judge_every_spaces_the_judged_checkpoints(ttt):
-    from trainer.judge import GateJudge
-    from trainer.training import make_learner, train
+    from gameai.trainer.judge import GateJudge
+    from gameai.trainer.training import make_learner, train
 
     learner = make_learner(ttt, "ntuple", seed=1)
     result = train(learner, games=3000, eval_every=200, judge=GateJudge(ttt), judge_every=1000)

@@ -18,11 +18,11 @@ import pytest
 
 from gameai.store import ModelStore, RedisServer
 from gameai.store.embedded import free_port
-from trainer.evaluate import evaluate
-from trainer.gates import publish
-from trainer.settings import WorkerSettings, load_settings
-from trainer.training import with_evaluation
-from trainer.worker import IDLE_POLL, main
+from gameai.trainer.evaluate import evaluate
+from gameai.trainer.gates import publish
+from gameai.trainer.settings import WorkerSettings, load_settings
+from gameai.trainer.training import with_evaluation
+from gameai.trainer.worker import IDLE_POLL, main
 
 from .conftest import prefer
 

@@ -1,0 +1,443 @@
+"""What the server answers, as plain functions both transports call.
+
+Each function takes the :class:`~gameai.service.registry.Registry` and the request's fields and
+returns a plain record, or raises a named error (``gameai.service.errors`` and the game core's);
+REST and gRPC only translate. A request is checked in this order: game, model, board, then
+the level of play and its seed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games import Game
+from gameai.models import Evaluation, MoveValue
+from gameai.models.levels import (
+    DEFAULT_LEVEL,
+    LEVELS,
+    SEED_MAX,
+    Level,
+    UnknownLevel,
+    choose,
+    level_named,
+    seeded,
+    unseeded,
+)
+from gameai.service.analysis import Analysis
+from gameai.service.analysis import analyze as hints
+from gameai.service.batch import best_moves, require_text
+from gameai.service.calibration import load_calibration
+from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
+from gameai.service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
+from gameai.store import (
+    AliasChange,
+    Pin,
+    StoreUnavailable,
+    UnknownVersion,
+    VersionRecord,
+    is_number,
+)
+
+MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
+MAX_TEXT = 200  # longest game name, model reference or client id accepted
+_ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+@dataclass(frozen=True)
+class MoveAnswer:
+    game: str
+    version: int
+    move: MoveValue
+    value: float  # the model's value of the move played (at best: the position's value)
+    board: str | None = None  # the position answered, when the request gave moves
+    level: str = DEFAULT_LEVEL
+    depth: int | None = None  # the search's depth, for a model that searches
+
+
+@dataclass(frozen=True)
+class EvaluateAnswer:
+    game: str
+    version: int
+    evaluation: Evaluation
+    board: str | None = None  # the position answered, when the request gave moves
+    depth: int | None = None  # the search's depth, for a model that searches
+
+
+@dataclass(frozen=True)
+class AnalyzeAnswer:
+    game: str
+    version: int
+    analysis: Analysis
+    board: str | None = None  # the position answered, when the request gave moves
+    depth: int | None = None  # the search depth of a model that searches
+
+
+@dataclass(frozen=True)
+class LevelsAnswer:
+    game: str
+    levels: tuple[Level, ...]
+    calibration: dict[str, Any] | None  # ``gameai bench levels``' report, if measured
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """Row ``i`` answers ``boards[i]``; ``move_values`` only when asked for. ``best`` holds
+    action ids; ``best_from`` and ``best_to`` split them (``best_from`` -1 for a
+    placement)."""
+
+    game: Game
+    version: int
+    to_move: list[str]
+    values: npt.NDArray[np.float64]
+    best: npt.NDArray[np.intp]
+    move_values: npt.NDArray[np.float64] | None
+
+    @property
+    def best_from(self) -> npt.NDArray[np.int64]:
+        return self.game.split_actions(self.best)[0]
+
+    @property
+    def best_to(self) -> npt.NDArray[np.int64]:
+        return self.game.split_actions(self.best)[1]
+
+    @property
+    def moves_pieces(self) -> bool:
+        """Whether the game's actions include movements (the answer then carries origins
+        and a value per action rather than per cell)."""
+        return self.game.num_actions > self.game.cells
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    game: Game
+    aliases: dict[str, int]
+    canary_weight: int
+    loaded_versions: list[int]
+    ready: bool
+    pin: Pin | None = None
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """One version's metadata as the API shows it."""
+
+    game: str
+    version: int
+    record: VersionRecord
+    aliases: list[str]
+    loaded: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "version": self.version, **self.record.to_json(),
+                "aliases": self.aliases, "loaded": self.loaded,
+                "params": self.record.info.get("params", {})}
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    game: str
+    versions: list[ModelSummary]
+    aliases: dict[str, int]
+    canary_weight: int
+    pin: Pin | None = None  # an operator's pin on production
+
+
+# -- moves -------------------------------------------------------------------------------
+
+def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
+              client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
+              seed: object = None, depth: object = None,
+              max_depth: int = MAX_DEPTH) -> MoveAnswer:
+    """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
+    move on ``board`` (with ``to_move`` where the game needs it), or after the move list
+    ``moves``, by the answering version's values. A ``seed`` makes the level's draws
+    repeatable: the same seed, level and position, the same move. ``depth``: how far a
+    model that searches looks ahead (at most ``max_depth``; its game's default if None)."""
+    loaded = _pick(registry, game, model, client_id)
+    searched = _depth(loaded, depth, max_depth)
+    chosen, seed = _level(level), _seed(seed)
+    draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
+    answer, position = _position(loaded, board, to_move, moves, searched, best_only=not draws)
+    rng = None
+    if draws:
+        rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
+    e = answer.evaluation
+    move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
+    name = loaded.model.game.name
+    registry.metrics.count_level(name, chosen.name)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)
+
+
+def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
+    """A level without draws: the top move, or the model's favourite win in one."""
+    top = evaluation.best
+    if not level.takes_wins or not answer.wins or top.action_id in answer.wins:
+        return top
+    return next((m for m in evaluation.moves if m.action_id in answer.wins), top)
+
+
+def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
+             client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
+             max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+    """The position's value and every legal move's value, best first (by a search
+    ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
+    loaded = _pick(registry, game, model, client_id)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
+    return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position,
+                          searched)
+
+
+def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
+    """The search depth a request asks of ``loaded`` (None: the model does not search)."""
+    default = loaded.model.default_depth
+    if value is None:
+        return None if default is None else min(default, max_depth)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= max_depth:
+        raise InvalidRequest(f"must be a whole number from 0 to {max_depth} (this server's "
+                             f"GAMEAI_MAX_DEPTH), got {json.dumps(value, default=str)[:40]}",
+                             field="depth")
+    if default is None:
+        raise InvalidRequest(f"version {loaded.version} is a {loaded.model.kind} model, "
+                             "which does not search: leave depth out", field="depth")
+    return value
+
+
+def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
+            client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
+            max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+    """Hints for the position (:mod:`gameai.service.analysis`): every legal move's value (by the
+    search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
+    game has an exact solver, its outcome and distance; the line the model expects. May
+    take a solver's time: the transports run it off the event loop."""
+    loaded = _pick(registry, game, model, client_id)
+    searched = _depth(loaded, depth, max_depth)
+    answer, position = _position(loaded, board, to_move, moves, searched)
+    text, side = answer.text.rsplit(" ", 1)
+    state = loaded.model.game.parse(text, to_move=side)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
+
+
+def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
+    """The levels of play and, where ``gameai bench levels`` measured them, their strength
+    for ``game``."""
+    name = registry.served(_text(game, "game", required=True)).game.name
+    return LevelsAnswer(name, tuple(LEVELS.values()), _calibration().get(name))
+
+
+@lru_cache(maxsize=1)
+def _calibration() -> dict[str, dict[str, Any]]:
+    return load_calibration()
+
+
+def _position(loaded: Loaded, board: object, to_move: object, moves: object,
+              depth: int | None = None, best_only: bool = False
+              ) -> tuple[Position, str | None]:
+    """The request's position as ``loaded`` answers it (:meth:`Loaded.position`): ``board``
+    (and ``to_move``), or exactly instead of them, ``moves``; with the position's board when
+    it came from moves."""
+    moves = _text(moves, "moves")
+    to_move = _text(to_move, "to_move")
+    if moves:
+        if _text(board, "board") or to_move:
+            raise InvalidRequest("give either moves or a board (with to_move), not both",
+                                 field="moves")
+        answer, state = loaded.position_after(moves, depth, best_only)
+        return answer, str(state)
+    return loaded.position(_text(board, "board"), to_move, depth, best_only), None
+
+
+def _level(value: object) -> Level:
+    try:
+        return level_named(_text(value, "level"))
+    except UnknownLevel as e:
+        raise InvalidRequest(str(e), field="level") from None
+
+
+def _seed(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise InvalidRequest(f"must be a whole number from 0 to {SEED_MAX}, got "
+                             f"{json.dumps(value, default=str)[:40]}", field="seed")
+    return value
+
+
+def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
+                   client_id: str = "", max_batch: int = 10_000,
+                   include_move_values: bool = False, to_move: str = "") -> BatchAnswer:
+    """Many boards of one game (``to_move`` for every one of them, where the game needs
+    it), answered by one version, values computed vectorised.
+
+    Raises:
+        RequestTooLarge: more than ``max_batch`` boards.
+    """
+    if len(boards) > max_batch:
+        raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
+                              "are accepted", field="boards")
+    loaded = _pick(registry, game, model, client_id)
+    require_text(boards)
+    batch = loaded.model.game.parse_batch(boards, to_move=_text(to_move, "to_move"))
+    values: npt.NDArray[np.float64] = np.round(
+        loaded.model.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
+    best, value = best_moves(values)
+    return BatchAnswer(loaded.model.game, loaded.version, batch.to_move, value, best,
+                       values if include_move_values else None)
+
+
+def _pick(registry: Registry, game: str, model: str, client_id: str) -> Loaded:
+    state = registry.served(_text(game, "game", required=True))
+    return registry.pick(state, _text(model, "model"), _text(client_id, "client_id"))
+
+
+def _text(value: object, field: str, *, required: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequest(f"must be text, got {type(value).__name__}", field=field)
+    if required and not value.strip():
+        raise InvalidRequest("must not be empty", field=field)
+    if len(value) > MAX_TEXT and field != "board":
+        raise InvalidRequest(f"is {len(value)} characters long; at most {MAX_TEXT} are "
+                             "accepted", field=field)
+    return value.strip() if field != "board" else value
+
+
+# -- games and models --------------------------------------------------------------------
+
+def list_games(registry: Registry) -> list[GameSummary]:
+    """Every served game with the aliases this server follows."""
+    return [_summary(registry.served(name)) for name in registry.games]
+
+
+def _summary(state: Served) -> GameSummary:
+    return GameSummary(state.game, dict(state.aliases), state.canary_weight,
+                       sorted(state.models), state.ready, state.pin)
+
+
+def list_models(registry: Registry, *, game: str) -> ModelListing:
+    """A game's stored versions, oldest first; only the versions held here when the store
+    is down (and :class:`Unavailable` if that is none)."""
+    state = registry.served(_text(game, "game", required=True))
+    name = state.game.name
+    try:
+        _require_store(registry)
+        records = registry.store.versions(game=name)
+        rollout = registry.store.rollout(game=name)
+        aliases, weight, pin = dict(rollout.aliases), rollout.canary_weight, rollout.pin
+    except StoreUnavailable:
+        if not state.models:
+            raise
+        records = [m.record for m in state.models.values()]
+        aliases, weight, pin = dict(state.aliases), state.canary_weight, state.pin
+    versions = [_model_summary(state, r.version, r, aliases) for r in records]
+    return ModelListing(name, versions, aliases, weight, pin)
+
+
+def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:
+    """One version's metadata; ``version`` is a number or an alias."""
+    state = registry.served(_text(game, "game", required=True))
+    ref = _text(version, "version", required=True)
+    name = state.game.name
+    try:
+        _require_store(registry)
+        number = int(ref) if is_number(ref) else registry.store.resolve(game=name, ref=ref)
+        record = registry.store.version(game=name, version=number) if number else None
+        aliases = dict(registry.store.rollout(game=name).aliases)
+    except StoreUnavailable:
+        number = int(ref) if is_number(ref) else state.aliases.get(ref)
+        held = state.models.get(number) if number is not None else None
+        if held is None:
+            raise
+        record, aliases = held.record, dict(state.aliases)
+    if number is None or record is None:
+        raise UnknownModel(f"{name} has no version or alias {ref!r}", field="version")
+    return _model_summary(state, number, record, aliases)
+
+
+def _require_store(registry: Registry) -> None:
+    """Fail fast to the held copy while the follower knows the store is down."""
+    if not registry.store_up:
+        raise StoreUnavailable("the store is unreachable")
+
+
+def _model_summary(state: Served, version: int, record: VersionRecord,
+                   aliases: dict[str, int]) -> ModelSummary:
+    names = sorted(alias for alias, v in aliases.items() if v == version)
+    return ModelSummary(state.game.name, version, record, names, version in state.models)
+
+
+# -- admin -------------------------------------------------------------------------------
+
+def set_alias(registry: Registry, *, game: str, alias: object, version: object,
+              by: str, pin: object = True) -> AliasChange:
+    """Point ``alias`` at ``version`` in the store; every server follows within a second.
+    An operator's move of ``production`` pins it (``pin=False`` leaves it unpinned), so the
+    trainer's automatic promotion holds off until :func:`release`."""
+    state = registry.served(_text(game, "game", required=True))
+    alias = _text(alias, "alias", required=True)
+    if not _ALIAS.fullmatch(alias):
+        raise InvalidRequest("must be 1-32 lowercase letters, digits, '-' or '_', starting "
+                             "with a letter", field="alias")
+    number = _version_number(version)
+    if not isinstance(pin, bool):
+        raise InvalidRequest(f"must be true or false, got {json.dumps(pin, default=str)[:40]}",
+                             field="pin")
+    try:
+        change = registry.store.set_alias(game=state.game.name, alias=alias, version=number,
+                                          by=by, pin=pin and alias == "production")
+    except UnknownVersion as e:
+        raise UnknownModel(f"{state.game.name} has no version {number}",
+                           field="version") from e
+    registry.wake()
+    return change
+
+
+def set_canary(registry: Registry, *, game: str, version: object, weight: object,
+               by: str) -> None:
+    """Set the canary's version (``None`` keeps it) and its share of traffic, 0-100."""
+    state = registry.served(_text(game, "game", required=True))
+    number = None if version is None else _version_number(version)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100:
+        raise InvalidRequest(f"must be a whole number of percent from 0 to 100, got "
+                             f"{json.dumps(weight, default=str)[:40]}", field="weight")
+    try:
+        registry.store.set_canary(game=state.game.name, version=number, weight=weight, by=by)
+    except UnknownVersion as e:
+        raise UnknownModel(f"{state.game.name} has no version {number}",
+                           field="version") from e
+    registry.wake()
+
+
+def pin(registry: Registry, *, game: str, by: str) -> Pin:
+    """Pin production where it is: the trainer's automatic promotion holds off.
+
+    Raises:
+        AliasRefused: (409) the game has no production version.
+    """
+    state = registry.served(_text(game, "game", required=True))
+    held = registry.store.pin(game=state.game.name, by=by)
+    registry.wake()
+    return held
+
+
+def release(registry: Registry, *, game: str, by: str) -> Pin | None:
+    """Release the pin on production (``None``: there was none, nothing changed)."""
+    state = registry.served(_text(game, "game", required=True))
+    released = registry.store.release(game=state.game.name, by=by)
+    registry.wake()
+    return released
+
+
+def _version_number(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"must be a version number (1 or more), got "
+                             f"{json.dumps(value, default=str)[:40]}", field="version")
+    return value

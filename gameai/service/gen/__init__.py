@@ -1,0 +1,1 @@
+"""Generated gRPC code; see gameai/service/protogen.py."""

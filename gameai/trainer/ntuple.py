@@ -1,0 +1,373 @@
+"""Issue 14: an n-tuple network learned by afterstate TD(lambda) in self-play.
+
+Seed 002's afterstate TD with a value function that generalises (Lucas; Thill, Bagheri
+and Konen's Connect Four agent): the value of an afterstate is ``tanh`` of the sum of the
+weights its n-tuples read (:mod:`gameai.models.ntuple_kernels`), shared by the board's
+symmetries and by both players (a cell is "mine" or "theirs" for the player who just
+moved), so what X learns about a shape O knows too.
+
+One game: each player picks among its afterstates (epsilon-greedy, epsilon annealed from
+``epsilon_start`` to ``epsilon_end``, halving every ``epsilon_halflife`` games), scoring
+each candidate incrementally (only the tuples through the cell played). After the game the
+afterstates are updated backwards towards a lambda-return in negamax form: the opponent's
+next afterstate is worth ``-V`` to the player before it, so
+
+    G_last = the result for the last mover (1 a win, 0 a draw)
+    G_t = -((1 - lambda) * B_{t+1} + lambda * G_{t+1})
+
+where ``B_{t+1}`` is the value of the opponent's best afterstate at ply ``t + 1`` (what
+greedy play would have got there: 1 if it had a win). After an exploratory move the return
+is cut (``G_t = -B_{t+1}``: Watkins' cut, so a random move never teaches the one before
+it that it was good), so the targets are those of greedy play. Each weight read by ``s_t``
+moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples; ``alpha``
+annealed like epsilon). ``exploring_starts``: the share of games that open with a
+random number of random moves (:func:`gameai.trainer.selfplay.random_opening`; at most
+``opening_plies`` of them when given), so positions after an opponent's blunder are met
+too. With ``tcl`` the step of each weight is scaled by temporal
+coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
+with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r - 1))`` (Bagheri et al.'s TCL-EXP, which lets a
+large ``alpha`` settle per weight).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from gameai.games import Game
+from gameai.games.game import MnkGame, as_mnk
+from gameai.models import Model, ModelInfo, NtupleModel
+from gameai.models.ntuple import build_net, default_shape, parse_patterns, random_walks
+from gameai.models.ntuple_kernels import (
+    F32,
+    MINE,
+    PLAYABLE,
+    THEIRS,
+    Net,
+    above,
+    afterstate_delta,
+    cell_states,
+    playable,
+    read_weights,
+    set_cell_cur,
+    side_table,
+    tuple_indices,
+    wins,
+)
+from gameai.trainer.learner import Learner, Params, require
+from gameai.trainer.schedules import annealed
+from gameai.trainer.selfplay import U64, below, greedy, random_opening, seed_state, uniform
+
+
+@dataclass(frozen=True)
+class NtupleParams(Params):
+    tuples: int = 0  # 0: the game's default (gameai.models.ntuple.default_shape)
+    length: int = 0  # cells a tuple; 0: the game's default
+    patterns: str = ""  # "0,1,2;3,4,5": the tuples' cells instead of random walks
+    states: int = 0  # 0: 4 for gravity games (empty and playable told apart), else 3
+    sides: int = 1  # weight tables: 1 shared by both players, 2 one set for each
+    alpha_start: float = 0.5
+    alpha_end: float = 0.1
+    alpha_halflife: float = 20_000.0
+    lam: float = 0.5
+    epsilon_start: float = 0.2
+    epsilon_end: float = 0.05
+    epsilon_halflife: float = 20_000.0
+    tcl: bool = False
+    tcl_beta: float = 0.0  # 0: each weight's step times |sum| / sum of |updates|; > 0: TCL-EXP
+    exploring_starts: float = 0.0
+    opening_plies: int = 0  # an exploring start's random moves: 0 to this (0: to the end)
+    actors: int = 1  # parallel self-play threads, each on its own copy of the weights
+    sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
+
+    def check(self) -> None:
+        require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
+        require(self.length >= 0, "length", "at least 0 (0: the game's default)")
+        require(self.states in (0, 3, 4), "states", "0 (the game's default), 3 or 4")
+        require(self.sides in (1, 2), "sides", "1 (tables shared by both players) or 2")
+        require(0 < self.alpha_end <= self.alpha_start, "alpha_end", "in (0, alpha_start]")
+        require(self.alpha_halflife > 0, "alpha_halflife", "positive")
+        require(0 <= self.lam <= 1, "lam", "between 0 and 1")
+        require(0 <= self.epsilon_end <= self.epsilon_start <= 1, "epsilon_start",
+                "at least epsilon_end and at most 1")
+        require(self.epsilon_halflife > 0, "epsilon_halflife", "positive")
+        require(0 <= self.exploring_starts <= 1, "exploring_starts", "between 0 and 1")
+        require(self.opening_plies >= 0, "opening_plies", "at least 0 (0: any length)")
+        require(0 <= self.tcl_beta <= 20, "tcl_beta", "between 0 and 20")
+        require(self.tcl or self.tcl_beta == 0, "tcl_beta", "0 unless tcl=true")
+        require(1 <= self.actors <= 64, "actors", "from 1 to 64")
+        require(self.sync_games == 0 or self.sync_games >= self.actors, "sync_games",
+                "0 (shared weights, not reproducible) or at least actors")
+
+
+class NtupleLearner(Learner):
+    algorithm = "ntuple"
+    params_type = NtupleParams
+    params: NtupleParams
+    game: MnkGame
+
+    def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None) -> None:
+        super().__init__(as_mnk(game), seed=seed, params=params)
+        p = self.params
+        default_count, default_length = default_shape(self.game)
+        if p.patterns:
+            tuples = parse_patterns(self.game, p.patterns)
+        else:
+            tuples = random_walks(self.game, p.tuples or default_count,
+                                  p.length or min(default_length, self.game.cells), seed)
+        states = p.states or (4 if self.game.gravity else 3)
+        if states == 4 and not self.game.gravity:
+            raise ValueError("states=4 (empty and playable told apart) is for gravity games")
+        self.tuples = tuples
+        self.net = build_net(self.game, tuples, states)
+        # (sides, tuples, states ** n): the kernels' view of the model's weights
+        self.weights = np.zeros((p.sides, len(tuples), states ** tuples.shape[1]),
+                                dtype=np.float32)
+        # temporal coherence: per weight, the sum of its updates and of their sizes
+        shape = self.weights.shape if p.tcl else (0, 0, 0)
+        self.tcl_sum = np.zeros(shape, dtype=np.float32)
+        self.tcl_abs = np.zeros(shape, dtype=np.float32)
+        # each actor's own generator, seeded from the learner's seed and its number
+        self.actor_rngs = [seed_state(seed * 1_000_003 + i + 1) for i in range(p.actors)]
+        self._pool: ThreadPoolExecutor | None = None
+        self._copies: list[list[np.ndarray]] | None = None  # the parallel rounds' buffers
+
+    @property
+    def exploration(self) -> float:
+        p = self.params
+        return annealed(p.epsilon_start, p.epsilon_end, p.epsilon_halflife, self.games_played)
+
+    def _run(self, games: int, played: int, stats: np.ndarray) -> None:
+        p = self.params
+        schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
+                             p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
+                             p.tcl_beta, p.opening_plies],
+                            dtype=np.float64)
+        if p.actors == 1:
+            play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
+                       played, schedule, stats)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(p.actors, thread_name_prefix="ntuple-actor")
+        if p.sync_games == 0:
+            self._shared_round(games, played, schedule, stats)
+            return
+        done = 0
+        while done < games or games == 0:
+            chunk = min(p.sync_games, games - done)
+            self._parallel_round(chunk, played + done, schedule, stats)
+            done += chunk
+            if games == 0:
+                break
+
+    def _shares(self, games: int) -> tuple[list[int], list[int]]:
+        k = self.params.actors
+        shares = [games // k + (i < games % k) for i in range(k)]
+        return shares, [sum(shares[:i]) for i in range(k)]
+
+    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
+                        stats: np.ndarray) -> None:
+        """``games`` games shared among the actors: actor 0 on the weights themselves, the
+        others on copies of them, then every copy's change added to the weights (and to
+        temporal coherence's sums): each game's update counts fully, as with one actor,
+        and the result is the same for the same seed and number of actors, whatever the
+        threads' timing."""
+        k = self.params.actors
+        arrays = [a for a in (self.weights, self.tcl_sum, self.tcl_abs) if a.size]
+        if self._copies is None:  # allocated once: the arrays are tens of megabytes
+            self._copies = [[np.empty_like(a) for a in arrays] for _ in range(k)]
+        before, *others = self._copies
+        for a, b in zip(arrays, before, strict=True):
+            np.copyto(b, a)
+        for copy in others:
+            for a, b in zip(arrays, copy, strict=True):
+                np.copyto(b, a)
+        views = [arrays, *others]
+        empty = np.zeros((0, 0, 0), dtype=np.float32)
+
+        def tcl(view: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+            return (view[1], view[2]) if len(view) == 3 else (empty, empty)
+
+        shares, starts = self._shares(games)
+        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
+        assert self._pool is not None
+        futures = [self._pool.submit(play_games, self.net, views[i][0], *tcl(views[i]),
+                                     self.actor_rngs[i], shares[i], played + starts[i],
+                                     schedule, counts[i]) for i in range(k)]
+        for future in futures:
+            future.result()
+        for copy in others:
+            for a, b, old in zip(arrays, copy, before, strict=True):
+                add_change(a.reshape(-1), b.reshape(-1), old.reshape(-1))
+        stats += np.sum(counts, axis=0)
+
+    def _shared_round(self, games: int, played: int, schedule: np.ndarray,
+                      stats: np.ndarray) -> None:
+        """``sync_games=0``: every actor updates the one set of weights at once, unlocked
+        (Hogwild!): no copies and no merges, but the result depends on the threads'
+        timing, so it is not reproducible."""
+        k = self.params.actors
+        shares, starts = self._shares(games)
+        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
+        assert self._pool is not None
+        futures = [self._pool.submit(play_games, self.net, self.weights, self.tcl_sum,
+                                     self.tcl_abs, self.actor_rngs[i], shares[i],
+                                     played + starts[i], schedule, counts[i])
+                   for i in range(k)]
+        for future in futures:
+            future.result()
+        stats += np.sum(counts, axis=0)
+
+    def export(self, info: ModelInfo | None = None) -> Model:
+        w = self.weights
+        return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
+                           weights=w.reshape(w.shape[0] * w.shape[1], w.shape[2]).copy())
+
+    def warm_start(self, model: Model) -> None:
+        """Continue from ``model``'s network: its tuples, cell states and weights (a
+        restarted worker draws a fresh seed, whose random walks would differ)."""
+        if not isinstance(model, NtupleModel):
+            raise ValueError("warm start of an n-tuple learner needs an n-tuple model")
+        if model.game.name != self.game.name:
+            raise ValueError(f"warm start: the model plays {model.game.name}, not "
+                             f"{self.game.name}")
+        self.tuples = model.tuples.copy()
+        self.net = model.net
+        self.weights = model.tables.copy()  # its sides too
+        shape = self.weights.shape if self.params.tcl else (0, 0, 0)
+        self.tcl_sum = np.zeros(shape, dtype=np.float32)
+        self.tcl_abs = np.zeros(shape, dtype=np.float32)
+        self._copies = None  # the parallel rounds' buffers follow the new arrays
+
+
+@nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
+def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
+               games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
+    """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
+    and moves to ``stats``."""
+    cells = net.cells
+    count = net.pt_cells.shape[0]
+    states = np.empty((2, cells), dtype=np.int64)
+    idx = np.empty((2, count), dtype=np.int64)
+    cur = np.empty((2, count), dtype=np.float32)  # each physical tuple's weight now
+    pend = np.zeros(count, dtype=np.int64)
+    touched = np.empty(count, dtype=np.int64)
+    base = np.zeros(2)
+    history = np.empty((cells, count), dtype=np.int64)  # each ply's afterstate, mover's side
+    best_value = np.empty(cells)
+    chosen_value = np.empty(cells)
+    greedy_move = np.zeros(cells, dtype=np.bool_)
+    vals = np.empty(cells)
+    moves = np.empty(cells, dtype=np.int64)
+    lam = schedule[6]
+    beta = schedule[8]
+    # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
+    longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
+    use_tcl = tcl_sum.size > 0
+    sides = W3.shape[0]
+    for g in range(games):
+        n = played + g
+        alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
+        eps = schedule[4] + (schedule[3] - schedule[4]) * 0.5 ** (n / schedule[5])
+        x = np.uint64(0)
+        o = np.uint64(0)
+        for side in range(2):
+            cell_states(net, x, o, states[side])
+            tuple_indices(net, states[side], idx[side])
+            base[side] = read_weights(net, side_table(W3, side), idx[side], cur[side])
+        winner = -1
+        last = 0
+        opening = random_opening(rng, schedule[7], longest + 2)
+        for ply in range(cells):
+            m = ply & 1
+            mine = x if m == 0 else o
+            occupied = x | o
+            legal = playable(net, occupied)
+            k = 0
+            best = -2.0
+            for c in range(cells):
+                bit = np.uint64(1) << np.uint64(c)
+                if not legal & bit:
+                    continue
+                moves[k] = c
+                if wins(net, mine | bit, c):
+                    vals[k] = 1.0
+                elif (occupied | bit) == net.full:
+                    vals[k] = 0.0
+                else:
+                    vals[k] = np.tanh(base[m] + afterstate_delta(
+                        net, side_table(W3, m), idx[m], cur[m], states[m], c, pend, touched))
+                best = max(best, vals[k])
+                k += 1
+            if ply < opening or (eps > 0.0 and uniform(rng) < eps):
+                pick = below(rng, k)
+            else:
+                pick = greedy(vals, k, rng)
+            c = moves[pick]
+            best_value[ply] = best
+            chosen_value[ply] = vals[pick]
+            greedy_move[ply] = vals[pick] >= best and ply >= opening
+            bit = np.uint64(1) << np.uint64(c)
+            if m == 0:
+                x |= bit
+            else:
+                o |= bit
+            base[m] += set_cell_cur(net, side_table(W3, m), idx[m], cur[m], states[m], c,
+                                    MINE)
+            base[1 - m] += set_cell_cur(net, side_table(W3, 1 - m), idx[1 - m], cur[1 - m],
+                                        states[1 - m], c, THEIRS)
+            up = above(net, c)
+            if up >= 0:
+                for side in range(2):
+                    base[side] += set_cell_cur(net, side_table(W3, side), idx[side],
+                                               cur[side], states[side], up, PLAYABLE)
+            history[ply, :] = idx[m]
+            last = ply
+            if vals[pick] == 1.0 and wins(net, x if m == 0 else o, c):
+                winner = m
+                break
+            if (x | o) == net.full:
+                break
+        stats[3] += last + 1
+        if winner == 0:
+            stats[0] += 1
+        elif winner == 1:
+            stats[1] += 1
+        else:
+            stats[2] += 1
+        target = chosen_value[last]
+        step0 = alpha / count
+        for t in range(last - 1, -1, -1):
+            if greedy_move[t + 1]:
+                target = -((1.0 - lam) * best_value[t + 1] + lam * target)
+            else:
+                target = -best_value[t + 1]
+            mover = t & 1 if sides == 2 else 0  # X moves at even plies
+            W = W3[mover]
+            s = 0.0
+            for p in range(count):
+                s += W[net.pt_table[p], history[t, p]]
+            v = np.tanh(s)
+            delta = step0 * (target - v) * (1.0 - v * v)
+            for p in range(count):
+                tab = net.pt_table[p]
+                i = history[t, p]
+                if use_tcl:
+                    a = tcl_abs[mover, tab, i]
+                    r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
+                    scale = r if beta <= 0.0 else np.exp(beta * (r - 1.0))
+                    W[tab, i] += delta * scale
+                    tcl_sum[mover, tab, i] += delta
+                    tcl_abs[mover, tab, i] += abs(delta)
+                else:
+                    W[tab, i] += delta
+
+
+@nb.njit(cache=True, nogil=True)
+def add_change(weights: F32, copy: F32, before: F32) -> None:
+    """``weights += copy - before``: what an actor's copy learned since ``before``."""
+    for i in range(weights.shape[0]):
+        weights[i] += copy[i] - before[i]

@@ -1,0 +1,137 @@
+"""A growable open-addressing hash table from position keys to rows of learner values.
+
+A 3**cells array indexed by key is fine for tic-tac-toe (19,683 rows) but not for
+four-in-a-row (43 million), so every learner keeps only the positions it has met: keys in
+a power-of-two array probed linearly, values in parallel column arrays. Kernels find and
+insert with :func:`find` and :func:`insert`; the Python side grows the table between
+batches of games (:meth:`Table.reserve`), so a kernel never runs out of room.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+from gameai.games.budget import Estimate, require
+from gameai.trainer.selfplay import U64
+
+EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MAX_LOAD = 0.5
+Column = tuple[Any, tuple[int, ...], float]  # dtype, shape of one row, initial value
+
+
+@nb.njit(cache=True)
+def _home(keys: U64, key: np.uint64) -> int:
+    return int((key * _GOLDEN) >> np.uint64(32)) & (keys.shape[0] - 1)
+
+
+@nb.njit(cache=True)
+def _probe(keys: U64, key: np.uint64) -> int:
+    """The slot holding ``key``, or the empty slot where it would go."""
+    mask = keys.shape[0] - 1
+    i = _home(keys, key)
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
+    return i
+
+
+@nb.njit(cache=True)
+def find(keys: U64, key: np.uint64) -> int:
+    """The slot of ``key``, or -1 if absent."""
+    i = _probe(keys, key)
+    return i if keys[i] == key else -1
+
+
+@nb.njit(cache=True)
+def insert(keys: U64, used: npt.NDArray[np.int64], key: np.uint64) -> int:
+    """The slot of ``key``, claiming a free one if absent (``used[0]`` counts the keys)."""
+    i = _probe(keys, key)
+    if keys[i] == EMPTY:
+        keys[i] = key
+        used[0] += 1
+    return i
+
+
+@nb.njit(cache=True)
+def _rehash(old: U64, new: U64, moved_to: npt.NDArray[np.int64]) -> None:
+    used = np.zeros(1, dtype=np.int64)
+    for i in range(old.shape[0]):
+        if old[i] != EMPTY:
+            moved_to[i] = insert(new, used, old[i])
+
+
+@nb.njit(cache=True)
+def find_many(keys: U64, queries: U64) -> npt.NDArray[np.int64]:
+    """:func:`find` for an array of keys."""
+    out = np.empty(queries.shape[0], dtype=np.int64)
+    for j in range(queries.shape[0]):
+        out[j] = find(keys, queries[j])
+    return out
+
+
+class Table:
+    """Keys and named value columns, e.g. ``Table({"v": (np.float64, (), 0.5)})``.
+
+    ``table.columns[name][slot]`` is a row; unused slots hold the column's initial value,
+    so a newly inserted key starts from it without the kernel writing anything.
+    """
+
+    def __init__(self, columns: dict[str, Column], *, capacity: int = 1024) -> None:
+        self.specs = dict(columns)
+        cap = 1 << max(4, (capacity - 1).bit_length())
+        self.keys = np.full(cap, EMPTY, dtype=np.uint64)
+        self.used = np.zeros(1, dtype=np.int64)
+        self.columns = {name: self._blank(name, cap) for name in self.specs}
+
+    def __len__(self) -> int:
+        return int(self.used[0])
+
+    @property
+    def capacity(self) -> int:
+        return int(self.keys.shape[0])
+
+    def reserve(self, more: int) -> None:
+        """Make room for ``more`` new keys at a load of at most one half."""
+        need = len(self) + more
+        if need <= self.capacity * _MAX_LOAD:
+            return
+        cap = self.capacity
+        while need > cap * _MAX_LOAD:
+            cap *= 2
+        # the old arrays, the new ones and the rehash's map live at once: refuse before
+        # any of it is allocated when that is over the memory limit (a table learner on a
+        # board of hundreds of millions of positions otherwise takes the host down)
+        per_slot = 8 + sum(np.dtype(dtype).itemsize * int(np.prod(shape))
+                           for dtype, shape, _ in self.specs.values())
+        require(Estimate(f"growing a learner's table from {self.capacity:,} to {cap:,} "
+                         f"slots ({need:,} positions)",
+                         bytes=self.nbytes() + cap * per_slot + self.capacity * 8))
+        keys = np.full(cap, EMPTY, dtype=np.uint64)
+        moved_to = np.full(self.capacity, -1, dtype=np.int64)
+        _rehash(self.keys, keys, moved_to)
+        live = moved_to >= 0
+        for name, old in self.columns.items():
+            fresh = self._blank(name, cap)
+            fresh[moved_to[live]] = old[live]
+            self.columns[name] = fresh
+        self.keys = keys
+
+    def slots(self) -> npt.NDArray[np.int64]:
+        """The occupied slots, in ascending key order (so exports are deterministic)."""
+        occupied = np.flatnonzero(self.keys != EMPTY)
+        return occupied[np.argsort(self.keys[occupied], kind="stable")]
+
+    def lookup(self, keys: U64) -> npt.NDArray[np.int64]:
+        """Slots of ``keys``, -1 where absent."""
+        return find_many(self.keys, np.ascontiguousarray(keys, dtype=np.uint64))
+
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + sum(c.nbytes for c in self.columns.values()))
+
+    def _blank(self, name: str, cap: int) -> npt.NDArray[Any]:
+        dtype, shape, initial = self.specs[name]
+        return np.full((cap, *shape), initial, dtype=dtype)

@@ -1,0 +1,440 @@
+"""``gameai trainer``: the long-running worker that learns, publishes and promotes.
+
+It trains in short rounds of self-play (a fraction of a second each). Every
+``publish_every`` games, while evaluation stays within ``eval_share`` of its time, it
+exports the model and evaluates it. A candidate is published only when it passes the gates
+against the best model known (:mod:`gameai.trainer.gates`: unbeatable, perfect where the solver
+can tell, better than production), or every time with ``--publish every`` (which never
+idles: the operator asked for versions); with ``--promote auto`` it then becomes
+``production`` unless an operator has pinned production. At most one version goes out per
+``publish_min_seconds``.
+
+When the best model known is proven perfect (production's, or one this worker published
+and a pin held back), nothing is left to learn: the worker idles, using no CPU and
+publishing nothing, and says so in its log, in ``gameai_trainer_idle`` and on
+``/healthz``. It looks at the store every couple of seconds and resumes when production
+changes or a pin is released (and promotes its own better version once the pin is gone).
+
+Store outages: a candidate that cannot be published is kept and retried with backoff
+(1 s doubling to 30 s) while training goes on; a newer candidate replaces it, since it
+holds everything the older one learned. Each candidate carries its own publish token, so a
+retry after a lost reply never publishes twice. Nothing is lost: the learner lives in
+memory and every game played ends up in the next version that gets through.
+
+SIGTERM (or Ctrl-C): the round in progress finishes, a candidate (or production) still
+being evaluated is dropped, a publish in flight completes (it is atomic), and the process
+exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from gameai.models import Model
+from gameai.store import ModelStore, StoreError, StoreUnavailable
+from gameai.trainer.book import default_book
+from gameai.trainer.evaluate import evaluate
+from gameai.trainer.gates import check_gates, promote_version, publish
+from gameai.trainer.judge import GateJudge
+from gameai.trainer.learner import Learner
+from gameai.trainer.metrics import MetricsServer, TrainerMetrics
+from gameai.trainer.production import Own, ProductionView
+from gameai.trainer.settings import SettingsError, WorkerSettings
+from gameai.trainer.training import opening_values, with_evaluation
+
+log = logging.getLogger("gameai.trainer")
+ROUND_SECONDS = 0.25  # self-play between checks of the stop flag and the retry clock
+RETRY_FIRST, RETRY_MAX = 1.0, 30.0
+STALL_SECONDS = 600.0  # /healthz turns 503 if the loop has not come round for this long
+PING_SECONDS = 5.0  # how often a background thread checks the store for store_up
+IDLE_POLL = 2.0  # seconds between looks at the store while idle
+
+
+class _Stopping(Exception):
+    """Raised by the signal handler to abandon a candidate being evaluated."""
+
+
+@dataclass
+class _Candidate:
+    model: Model
+    token: str
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return self.model.info.evaluation
+
+
+class Worker:
+    """The training loop; :func:`main` builds it with real parts, tests may too."""
+
+    def __init__(self, settings: WorkerSettings, learner: Learner, store: ModelStore,
+                 metrics: TrainerMetrics, *, by: str) -> None:
+        self.settings, self.learner, self.store, self.metrics = settings, learner, store, metrics
+        self.by = by
+        self.stop = threading.Event()
+        self.heartbeat = time.monotonic()
+        self.pending: _Candidate | None = None
+        self.published: list[int] = []
+        self.idle = False
+        # n-tuple networks are judged as served (with search) by the solver-based measures
+        # and held to no regression (gameai.trainer.gates.check_judged); tables keep their gates
+        # the searched opponent's proved answers survive restarts in the cache's book
+        self.judge = GateJudge(settings.game, games=settings.judge_games,
+                               time_limit=settings.judge_time, seed=learner.seed,
+                               book=default_book(settings.game)) \
+            if settings.algorithm == "ntuple" else None
+        self.view = ProductionView(store, settings.game.name, evaluate=self._evaluate)
+        self._start = learner.games_played  # a warm start resumes the parent's count
+        self._abortable = False
+        self._retry_at = 0.0
+        self._backoff = RETRY_FIRST
+        self._last_publish = -float("inf")
+        self._play_seconds = 0.0
+        self._eval_seconds = 0.0
+
+    @property
+    def played(self) -> int:
+        """Games this worker has played (not counting a warm start's parent)."""
+        return self.learner.games_played - self._start
+
+    def request_stop(self, *_: object) -> None:
+        """The signal handler: finish the round; drop an evaluation in progress."""
+        self.stop.set()
+        if self._abortable:
+            raise _Stopping
+
+    def watch_store(self) -> threading.Thread:
+        """Start a thread that pings the store every few seconds for ``store_up``, so the
+        gauge is fresh between publishes and training never waits on it."""
+        def loop() -> None:
+            while True:
+                try:
+                    self.store.ping()
+                    self.metrics.store_up(True)
+                except StoreError:
+                    self.metrics.store_up(False)
+                if self.stop.wait(PING_SECONDS):
+                    return
+
+        thread = threading.Thread(target=loop, name="store-watch", daemon=True)
+        thread.start()
+        return thread
+
+    def health(self) -> dict[str, Any] | None:
+        if time.monotonic() - self.heartbeat > STALL_SECONDS:
+            return None
+        return {"status": "ok", "games": self.learner.games_played,
+                "pending_publish": self.pending is not None, "idle": self.idle,
+                "production_pinned": self.view.pin is not None}
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except _Stopping:
+            log.info("stopping: the evaluation in progress is dropped")
+        log.info("stopped after %d games; published versions %s", self.learner.games_played,
+                 self.published or "none")
+
+    def _run(self) -> None:
+        s = self.settings
+        since, chunk = 0, 200
+        self._look()  # a perfect production means idle before a single game
+        while not self.stop.is_set():
+            self.heartbeat = time.monotonic()
+            if self.idle:
+                if s.max_games is not None and self.pending is None:
+                    log.info("idle with --max-games: nothing left to learn, stopping")
+                    break
+                self._idle_round()
+                continue
+            left = s.max_games - self.played if s.max_games is not None else chunk
+            if left <= 0:
+                if self.pending is None:
+                    break
+                self._retry_or_wait()
+                continue
+            room = s.publish_every - since  # games to the next candidate (none: overdue,
+            # waiting for the evaluation budget)
+            stats = self.learner.play(max(1, min(chunk, left, room if room > 0 else chunk)))
+            since += stats.games
+            self._play_seconds += stats.seconds
+            self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
+            chunk = _next_chunk(chunk, stats.seconds)
+            finished = s.max_games is not None and self.played >= s.max_games
+            if (since >= s.publish_every and self._evaluation_due()) or finished:
+                since = 0
+                self._look()
+                if not self.idle:
+                    self._consider(self._candidate())
+            self._publish_if_due()
+
+    def _evaluation_due(self) -> bool:
+        """Whether evaluating now keeps evaluation (candidates and production) within
+        ``eval_share`` of the worker's time; the first evaluation is always due."""
+        share = self.settings.eval_share
+        return self._eval_seconds <= share / (1 - share) * self._play_seconds \
+            if share < 1 else True
+
+    def _evaluate(self, model: Model) -> dict[str, Any]:
+        """The evaluator's report on ``model``; abortable by SIGTERM, and timed for the
+        evaluation budget."""
+        started = time.perf_counter()
+        self._abortable = True
+        try:
+            report = evaluate(model, seed=self.learner.seed)
+            if self.judge is not None:
+                report["judged"] = self.judge.measures(model, report)
+            return report
+        finally:
+            self._abortable = False
+            self._eval_seconds += time.perf_counter() - started
+
+    def _look(self) -> None:
+        """Refresh the view of production; on a change, promote our own better version if
+        a pin held it back, and decide whether anything is left to learn."""
+        try:
+            changed = self.view.look()
+        except StoreUnavailable as e:
+            self.metrics.store_up(False)
+            log.debug("cannot look at production: %s", e)
+            return
+        self.metrics.pinned(self.view.pin is not None)
+        if not changed:
+            return
+        if self.view.pin is not None:
+            log.info("production %s version %s is %s: automatic promotion holds off until "
+                     "it is released", self.settings.game.name, self.view.production,
+                     self.view.pin.describe())
+        own = self.view.own
+        if (self.settings.promote == "auto" and own is not None and self.view.pin is None
+                and self.view.production != own.version):
+            self._promote_own(own)
+        self._update_idle()
+
+    def _promote_own(self, own: Own) -> None:
+        try:
+            done = promote_version(self.store, game=self.settings.game.name,
+                                   version=own.version, report=own.report, by=self.by,
+                                   production_report=self.view.report_of)
+        except StoreError as e:
+            log.warning("cannot promote version %d now: %s", own.version, e)
+            return
+        if done.promoted:
+            self.metrics.promoted()
+            self.view.production = own.version
+            log.info("promoted %s version %d, held back until now", self.settings.game.name,
+                     own.version)
+
+    def _update_idle(self) -> None:
+        pending = self.pending.report if self.pending else None
+        # --publish every: the operator asked for versions, so the worker never rests
+        idle = self.settings.publish != "every" and self.view.perfect(pending)
+        if idle != self.idle:
+            if idle:
+                log.info("idle: %s; nothing left to learn, so no training and no versions "
+                         "until production changes, a pin is released or the trainer is "
+                         "restarted with other settings", self.view.describe_perfect(pending))
+            else:
+                log.info("resuming training: production is now version %s, not perfect",
+                         self.view.production)
+        self.idle = idle
+        self.metrics.idle(idle)
+
+    def _idle_round(self) -> None:
+        self._publish_if_due()
+        if self.stop.wait(IDLE_POLL):
+            return
+        self._look()
+
+    def _candidate(self) -> _Candidate:
+        exported = self.learner.export()
+        report = self._evaluate(exported)
+        model = with_evaluation(
+            lambda r: exported.with_info(self.learner.info(evaluation=r)), report)
+        self.metrics.evaluated(report)
+        log.info("candidate after %d games: losses X %s O %s, optimal %s, opening moves %s",
+                 self.learner.games_played, report.get("losses_as_x"),
+                 report.get("losses_as_o"), report.get("optimal_move_rate"),
+                 [round(v, 3) for v in opening_values(model) if v is not None])
+        if report.get("judged"):
+            log.info("candidate judged (%s): %s", report["judged"]["policy"],
+                     describe_judged(report["judged"]))
+        return _Candidate(model, uuid.uuid4().hex)
+
+    def _consider(self, candidate: _Candidate) -> None:
+        """Keep ``candidate`` for publishing if it clears the bar (or every candidate goes
+        out, with ``--publish every``); else drop it and say why."""
+        if self.settings.publish != "every":
+            gates = check_gates(candidate.report, self.view.bar())
+            if not gates.passed:
+                self.metrics.candidate("not_better")
+                log.info("candidate not published: %s", "; ".join(gates.reasons))
+                return
+        self.metrics.candidate("kept")
+        self.pending = candidate
+        self._retry_at, self._backoff = 0.0, RETRY_FIRST
+        self._update_idle()
+
+    def _publish_if_due(self) -> None:
+        now = time.monotonic()
+        if (self.pending is not None and now >= self._retry_at
+                and now - self._last_publish >= self.settings.publish_min_seconds):
+            self._publish()
+
+    def _publish(self) -> None:
+        assert self.pending is not None
+        try:
+            done = publish(self.store, self.pending.model, by=self.by,
+                           promote=self.settings.promote, token=self.pending.token,
+                           production_report=self.view.report_of)
+        except StoreUnavailable as e:
+            self.metrics.publish_failed()
+            self.metrics.store_up(False)
+            self._retry_at = time.monotonic() + self._backoff
+            log.warning("publish failed, retrying in %.0f s while training goes on: %s",
+                        self._backoff, e)
+            self._backoff = min(self._backoff * 2, RETRY_MAX)
+            return
+        except StoreError as e:  # refused: keep training, try the next candidate
+            self.metrics.publish_failed()
+            self.pending = None
+            log.error("the store refused the candidate: %s", e)
+            return
+        self.metrics.store_up(True)
+        self.metrics.published()
+        if done.promoted:
+            self.metrics.promoted()
+            self.view.production = done.version
+        self.published.append(done.version)
+        self.view.own = Own(done.version, self.pending.report)
+        self.learner.parent_version = done.version  # what the next candidate grows from
+        self._last_publish = time.monotonic()
+        self.pending = None
+        gates = "" if done.gates is None else (
+            "; promoted to production" if done.promoted
+            else f"; not promoted: {done.held}" if done.held
+            else f"; not promoted: {'; '.join(done.gates.reasons)}")
+        log.info("published %s version %d%s", self.settings.game.name, done.version, gates)
+        self._update_idle()
+
+    def _retry_or_wait(self) -> None:
+        if time.monotonic() >= self._retry_at:
+            self._publish()
+        else:
+            self.stop.wait(min(0.2, self._retry_at - time.monotonic()))
+
+
+def describe_judged(judged: dict[str, Any]) -> str:
+    """One line of the judged measures, for the log."""
+    parts = []
+    for m in judged["measures"]:
+        if m["kind"] == "score":
+            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
+                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
+                         f"{m['score']['high']:.3f}])")
+        elif m["kind"] == "rate":
+            parts.append(f"{m['name']} {m['value']:.6f}")
+        else:
+            parts.append(f"{m['name']} {m['value']:,}")
+    unproved = judged.get("unproved_moves")
+    tail = f", {unproved} unproved opponent moves" if unproved else ""
+    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"
+
+
+def _next_chunk(chunk: int, seconds: float) -> int:
+    """Games per round, steered towards ``ROUND_SECONDS`` a round."""
+    if seconds <= 0:
+        return min(chunk * 2, 1_000_000)
+    return max(10, min(int(chunk * ROUND_SECONDS / seconds), chunk * 4, 1_000_000))
+
+
+def main(settings: WorkerSettings) -> int:
+    """The composition root: learner, store, metrics server, signals, loop. Returns 0 once
+    the loop has stopped (SIGTERM, Ctrl-C or ``max_games``).
+
+    Raises:
+        SettingsError: the metrics port cannot be bound, or the version to warm-start from
+            cannot be used; the message names the setting.
+        BadParameter, CannotTrain: the learner cannot be built as asked.
+        StoreUnavailable: the store cannot be reached.
+    """
+    from prometheus_client import CollectorRegistry
+
+    from gameai.store.connect import open_store
+    from gameai.trainer.gates import who
+    from gameai.trainer.training import make_learner
+
+    learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
+                           params=settings.params)
+    logging.basicConfig(level=settings.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    registry = CollectorRegistry()
+    metrics = TrainerMetrics(registry, game=settings.game.name, algorithm=settings.algorithm)
+    with open_store(settings.store) as store:
+        if settings.from_version:
+            _warm_start(learner, store, settings, settings.from_version)
+        elif settings.resume:
+            _resume(learner, store, settings)
+        worker = Worker(settings, learner, store, metrics, by=who())
+        try:
+            server = MetricsServer(registry, host=settings.host,
+                                   port=settings.metrics_port, healthy=worker.health)
+        except OSError as e:
+            raise SettingsError(f"GAMEAI_METRICS_PORT (--metrics-port): cannot listen on "
+                                f"{settings.host}:{settings.metrics_port}: "
+                                f"{e.strerror}") from e
+        server.start()
+        log.info("training %s with %s, seed %d (publish %s, promote %s); metrics on "
+                 "http://%s:%d/metrics; store %s", settings.game.name, settings.algorithm,
+                 settings.seed, settings.publish, settings.promote, settings.host,
+                 server.port, settings.store.where)
+        watch = worker.watch_store()
+        previous = {sig: signal.signal(sig, worker.request_stop)
+                    for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            learner.play(0)  # numba compiles here (seconds, from an empty cache); a SIGTERM
+            worker.run()  # meanwhile is handled like any other: finish, exit 0
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            worker.stop.set()
+            watch.join(timeout=5)
+            server.stop()
+    return 0
+
+
+def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:
+    """``--resume``: go on from production if there is one; a fresh store starts fresh."""
+    if store.resolve(game=settings.game.name, ref="production") is None:
+        log.info("--resume: %s has no production version yet; starting fresh",
+                 settings.game.name)
+        return
+    _warm_start(learner, store, settings, "production")
+
+
+def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
+                ref: str) -> None:
+    from gameai.models import CorruptModel
+
+    flag = "--resume" if settings.resume and not settings.from_version else "--from-version"
+    try:
+        record = store.require(game=settings.game.name, ref=ref)
+        model = store.load(game=settings.game.name, version=record.version)
+        learner.warm_start(model)
+    except (CorruptModel, ValueError) as e:
+        raise SettingsError(f"{flag} {ref}: {e}") from e
+    except StoreError as e:
+        if isinstance(e, StoreUnavailable):
+            raise
+        raise SettingsError(f"{flag} {ref}: {e}") from e
+    learner.parent_version = record.version
+    learner.games_played = model.info.games_played  # the schedules resume where it stopped
+    learner.training_seconds = model.info.training_seconds  # and so does the clock
+    log.info("warm start from %s version %d (%d games)", settings.game.name, record.version,
+             model.info.games_played)

@@ -1,1 +1,0 @@
-"""Generated gRPC code; see service/protogen.py."""
