@@ -8,8 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from gameai.games import get_game
-from gameai.games.board import Board
-from gameai.games.positions import live_boards
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import live_boards
 from gameai.trainer.schedules import annealed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def test_each_shared_helper_is_defined_once() -> None:
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef):
                 homes[node.name].append(str(path.relative_to(ROOT)))
-    assert homes["live_boards"] == ["gameai/games/positions.py"]
+    assert homes["live_boards"] == ["gameai/games/mnk/positions.py"]
     assert homes["annealed"] == ["gameai/trainer/schedules.py"]
 
 

@@ -194,7 +194,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def run_bench_retrograde(args: argparse.Namespace) -> int:
     """Build and solve every morris variant's whole state graph and print the figures."""
-    from gameai.games.retrograde import bench_variants
+    from gameai.bench.retrograde import bench_variants
 
     figures = bench_variants()
     if args.json:
@@ -211,8 +211,8 @@ def run_bench_retrograde(args: argparse.Namespace) -> int:
 
 
 def _searched(game: Any) -> bool:
-    from gameai.games import search
-    from gameai.games.solver import table_is_quick
+    from gameai.games.mnk import search
+    from gameai.games.mnk.solver import table_is_quick
 
     return search.supports(game) and not table_is_quick(game)
 
@@ -220,11 +220,12 @@ def _searched(game: Any) -> bool:
 def run_bench_solver(args: argparse.Namespace) -> int:
     """Solve and analyse ``--game`` from scratch (no disk cache) and print the figures."""
     from gameai.cli.common import CommandError
-    from gameai.games import Board, get_game
-    from gameai.games.game import as_mnk
-    from gameai.games.positions import enumerate_positions
-    from gameai.games.solver import solve_positions
-    from gameai.games.stats import analyze
+    from gameai.games import get_game
+    from gameai.games.mnk.board import Board
+    from gameai.games.mnk.game import as_mnk
+    from gameai.games.mnk.positions import enumerate_positions
+    from gameai.games.mnk.solver import solve_positions
+    from gameai.games.mnk.stats import analyze
 
     named = get_game(args.game)
     if _searched(named):

@@ -56,8 +56,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def run_bench_levels(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gameai.games import get_game, search
-    from gameai.games.solver import searches
+    from gameai.games import get_game
+    from gameai.games.mnk import search
+    from gameai.games.mnk.solver import searches
     from gameai.trainer.book import Book, default_book
     from gameai.trainer.calibrate import calibrate
     from gameai.trainer.progress import Progress

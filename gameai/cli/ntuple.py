@@ -87,8 +87,8 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     if args.judge:
         from pathlib import Path
 
-        from gameai.games import search
-        from gameai.games.solver import searches
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
         from gameai.trainer.book import Book, default_book
         from gameai.trainer.judge import judge
 

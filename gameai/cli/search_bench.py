@@ -1,5 +1,5 @@
 """``gameai bench solver`` for games solved by search: benchmark positions and the empty
-board (:mod:`gameai.games.benchmark`, :mod:`gameai.games.search`)."""
+board (:mod:`gameai.bench.positions`, :mod:`gameai.games.mnk.search`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from gameai.cli.common import CommandError
-from gameai.games.game import MnkGame
+from gameai.games.mnk.game import MnkGame
 
 # The classes the issue's targets name, and the time limit each position is given
 # (None: until solved); a beginning position is stopped at 10 s, the target's bound.
@@ -28,9 +28,9 @@ def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:
                            "gravity games); time its empty board with --empty")
     from tqdm import tqdm
 
-    from gameai.games.benchmark import cached_set, time_positions
-    from gameai.games.search import Searcher
-    from gameai.games.solver import default_cache_dir
+    from gameai.bench.positions import cached_set, time_positions
+    from gameai.games.mnk.search import Searcher
+    from gameai.games.mnk.solver import default_cache_dir
 
     load_before = os.getloadavg()
     labeller = Searcher(game)
@@ -80,8 +80,8 @@ def _print_classes(figures: dict[str, Any]) -> None:
 
 def _empty_board(args: argparse.Namespace, game: MnkGame) -> int:
     """The empty board's exact value, then the centre column's, with progress."""
-    from gameai.games.search import Searcher
-    from gameai.games.solver import describe_score
+    from gameai.games.mnk.scores import describe_score
+    from gameai.games.mnk.search import Searcher
 
     load_before = os.getloadavg()
     searcher = Searcher(game, tt_bits=EMPTY_TT_BITS)

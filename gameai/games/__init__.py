@@ -1,12 +1,13 @@
-"""The game interface and its families, keys, the exact solvers and statistics.
+"""The game interface, its families and the exact solvers.
 
-Families: m,n,k games (tic-tac-toe, four-in-a-row, Connect Four with gravity) and morris
-games (Three Men's Morris and its variants: pieces that move). Everything outside this
-package works through :class:`Game` and :class:`State` (:mod:`gameai.games.interface`).
-Pure: no I/O except the solver's optional disk cache.
+Everything outside this package works through :class:`Game` and :class:`State`
+(:mod:`gameai.games.interface`) and finds games by name with :func:`get_game`
+(:mod:`gameai.games.registry`, the one module that knows every family). Families:
+m,n,k games (:mod:`gameai.games.mnk`: tic-tac-toe, four-in-a-row, Connect Four with
+gravity), morris games (:mod:`gameai.games.morris`: pieces that move), and any family
+another distribution registers through the ``gameai.games`` entry point.
 """
 
-from gameai.games.board import Board
 from gameai.games.errors import (
     GameError,
     GameOver,
@@ -15,29 +16,21 @@ from gameai.games.errors import (
     TooLarge,
     UnknownGame,
 )
-from gameai.games.game import MnkGame, get_game, get_mnk_game, known_games
-from gameai.games.interface import Game, Move, State
-from gameai.games.keys import base3_key, canonical, canonical_key
-from gameai.games.morris import MorrisBoard, MorrisGame
+from gameai.games.interface import Game, Move, MoveOutcome, Solution, State
+from gameai.games.registry import get_game, known_games
 
 __all__ = [
-    "Board",
     "Game",
     "GameError",
     "GameOver",
     "IllegalMove",
     "InvalidBoard",
-    "MnkGame",
-    "MorrisBoard",
-    "MorrisGame",
     "Move",
+    "MoveOutcome",
+    "Solution",
     "State",
     "TooLarge",
     "UnknownGame",
-    "base3_key",
-    "canonical",
-    "canonical_key",
     "get_game",
-    "get_mnk_game",
     "known_games",
 ]

@@ -3,9 +3,9 @@
 After OpenSpiel's split: a game is an immutable description (its board, its actions, its
 symmetries, how to read and print a position); a state is one immutable position of it.
 Rules, solvers, models, learners and the server ask these methods and never which family
-a game belongs to. Two families implement it: m,n,k games (:mod:`gameai.games.game`,
-:mod:`gameai.games.board`, with gravity for Connect Four) and morris games, whose pieces
-move once placed (:mod:`gameai.games.morris`).
+a game belongs to. Two families implement it: m,n,k games (:mod:`gameai.games.mnk.game`,
+:mod:`gameai.games.mnk.board`, with gravity for Connect Four) and morris games, whose pieces
+move once placed (:mod:`gameai.games.morris.game`).
 
 **Actions.** A move is an integer action id in ``range(game.num_actions)``, so a model
 stores one value per action and a kernel indexes arrays by it:
@@ -26,12 +26,12 @@ move); ``state.canonical()`` is ``(key, sym)``: the smallest key among the symme
 and the symmetry that reaches it. Every image of a position shares its canonical key, as
 seed 004 shares one value among them.
 
-**Scores.** Exact solutions follow :mod:`gameai.games.solver`'s convention from the side to
+**Scores.** Exact solutions follow :mod:`gameai.games.mnk.solver`'s convention from the side to
 move: a win in ``t`` plies scores ``game.big - t``, a draw 0, a loss in ``t`` plies
 ``t - game.big``.
 
 **Cycles.** In a game where positions can repeat (``game.cyclic``), a position that occurs
-for the third time in a game ends it in a draw (see :mod:`gameai.games.morris`). A state
+for the third time in a game ends it in a draw (see :mod:`gameai.games.morris.game`). A state
 carries no history: every answer about a state is about the game that starts from it.
 """
 
@@ -50,7 +50,6 @@ from gameai.games.errors import InvalidBoard
 
 if TYPE_CHECKING:
     from gameai.games.graph import StateGraph
-    from gameai.games.solver import Solution
 
 U64 = npt.NDArray[np.uint64]
 I8 = npt.NDArray[np.int8]
@@ -89,6 +88,37 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+
+@dataclass(frozen=True)
+class MoveOutcome:
+    """One legal move and what it leads to for the player making it."""
+
+    move: int  # the action id (for m,n,k games the cell index)
+    row: int  # where the piece goes
+    col: int
+    outcome: str  # "win" | "draw" | "loss"
+    distance: int  # plies from now to the end of the game under optimal play
+    score: int
+    optimal: bool
+    from_index: int | None = None  # where a moving piece comes from (morris movements)
+    from_row: int | None = None
+    from_col: int | None = None
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The exact value of a position and of each of its moves, from the side to move's view."""
+
+    board: State
+    value: int  # +1 win, 0 draw, -1 loss for the side to move
+    outcome: str
+    distance: int
+    moves: tuple[MoveOutcome, ...]  # best first
+
+    @property
+    def optimal_moves(self) -> tuple[int, ...]:
+        return tuple(m.move for m in self.moves if m.optimal)
 
 
 class Game(abc.ABC):

@@ -6,9 +6,9 @@ loss (for the opponent) in ``t`` plies is a win in ``t + 1``; a position all of 
 lead to opponent wins is a loss in one more than the longest of them. Positions are
 settled in order of distance, so a win takes its shortest route and a loss its longest.
 What is never settled is a draw: neither side can force an end, and under the draw rule
-(a third repetition draws; :mod:`gameai.games.morris`) the game is drawn.
+(a third repetition draws; :mod:`gameai.games.morris.game`) the game is drawn.
 
-Scores follow :mod:`gameai.games.solver`'s convention from the side to move: a win in
+Scores follow :mod:`gameai.games.mnk.solver`'s convention from the side to move: a win in
 ``t`` plies scores ``big - t``, a draw 0, a loss in ``t`` plies ``t - big``. A draw has no
 distance (the game ends only by repetition): its distance is reported as 0.
 """
@@ -24,8 +24,7 @@ import numpy.typing as npt
 
 from gameai.games.errors import GameError, TooLarge
 from gameai.games.graph import DRAWN, LOST, StateGraph
-from gameai.games.interface import Game, State
-from gameai.games.solver import MoveOutcome, Solution
+from gameai.games.interface import Game, MoveOutcome, Solution, State
 
 I16 = npt.NDArray[np.int16]
 
@@ -198,33 +197,3 @@ def analyze(game: Game) -> dict[str, Any]:
         "distance": solution.distance,
         "openings": openings,
     }
-
-
-def bench_variants() -> dict[str, Any]:
-    """Build and solve every morris variant's state graph from nothing (no cache), timing
-    each part: ``gameai bench retrograde``."""
-    import os
-    import time
-
-    from gameai.games.morris import variants
-    from gameai.games.morris_graph import morris_graph
-
-    started = time.perf_counter()
-    solve_graph(morris_graph(variants()[0]))  # loads the compiled kernels once
-    first = time.perf_counter() - started
-    rows: list[dict[str, Any]] = []
-    for game in variants():
-        t0 = time.perf_counter()
-        graph = morris_graph(game)
-        t1 = time.perf_counter()
-        scores = solve_graph(graph)
-        t2 = time.perf_counter()
-        root = scores[graph.canon[0]]
-        rows.append({"game": game.name, "positions": len(graph.raw_keys),
-                     "canonical_positions": len(graph),
-                     "value": {1: "x_wins", 0: "draw", -1: "o_wins"}[int(np.sign(root))],
-                     "graph_seconds": round(t1 - t0, 5), "solve_seconds": round(t2 - t1, 5)})
-    worst = max(float(r["graph_seconds"]) + float(r["solve_seconds"]) for r in rows)
-    return {"variants": rows, "first_seconds": round(first, 3), "worst_seconds": round(worst, 5),
-            "target_seconds": 1.0, "moonshot_seconds": 0.1,
-            "load_average": [round(v, 2) for v in os.getloadavg()]}

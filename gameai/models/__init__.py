@@ -7,7 +7,8 @@ forms and their interface.
 
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
-from gameai.models.model import Evaluation, MlpModel, Model, MoveValue, TableModel, load_model
+from gameai.models.load import load_model
+from gameai.models.model import Evaluation, MlpModel, Model, MoveValue, TableModel
 from gameai.models.ntuple import NtupleModel
 
 __all__ = [

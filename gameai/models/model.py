@@ -32,17 +32,17 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game, GameError, State, get_game
-from gameai.games.game import MnkGame, as_mnk
+from gameai.games import Game, GameError, State
 from gameai.games.interface import Batch
-from gameai.games.keys import (
+from gameai.games.mnk.board import playable_masks
+from gameai.games.mnk.game import MnkGame, as_mnk
+from gameai.games.mnk.keys import (
     U64,
     canonical_keys_and_syms,
     masks_from_base3,
     transform_masks,
 )
-from gameai.games.positions import playable_masks
-from gameai.models.container import CorruptModel, decode, encode
+from gameai.models.container import CorruptModel, encode
 from gameai.models.info import ModelInfo
 
 F32 = npt.NDArray[np.float32]
@@ -348,41 +348,6 @@ def _check_table(game: Game, keys: U64, values: F32) -> None:
         low, high = np.fmin.reduce(values, axis=None), np.fmax.reduce(values, axis=None)
         if low < -1.0 or high > 1.0:
             raise CorruptModel("model values must lie in [-1, 1]")
-
-
-KINDS: dict[str, type[Model]] = {"table": TableModel, "mlp": MlpModel}
-KIND_NAMES = (*KINDS, "ntuple")  # the n-tuple network: gameai.models.ntuple
-
-
-def load_model(data: bytes) -> Model:
-    """The model in ``data`` (bytes from :meth:`Model.to_bytes`). Never unpickles anything.
-
-    Raises:
-        CorruptModel: the bytes are damaged, forged, or describe an impossible model.
-    """
-    container = decode(data)
-    meta = dict(container.metadata)
-    kind = meta.pop("kind", None)
-    try:
-        info = ModelInfo.from_json(meta)
-        game = get_game(info.game)
-    except (GameError, ValueError, TypeError, KeyError) as e:
-        raise CorruptModel(f"model metadata is not valid: {str(e)[:200]}") from e
-    arrays = container.arrays
-    try:
-        if kind == "table":
-            return TableModel(game, info, arrays["keys"], arrays["values"])
-        if kind == "mlp":
-            return MlpModel(game, info, w1=arrays["w1"], b1=arrays["b1"], w2=arrays["w2"],
-                            b2=arrays["b2"], exception_keys=arrays["exception_keys"],
-                            exception_values=arrays["exception_values"])
-        if kind == "ntuple":
-            from gameai.models.ntuple import NtupleModel
-
-            return NtupleModel(game, info, tuples=arrays["tuples"], weights=arrays["weights"])
-    except KeyError as e:
-        raise CorruptModel(f"model of kind {kind!r} lacks the array {e}") from e
-    raise CorruptModel(f"unknown model kind {short(kind)}; known kinds are {', '.join(KIND_NAMES)}")
 
 
 def short(value: object, limit: int = 40) -> str:

@@ -28,10 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Game, State
-from gameai.games.board import Board
-from gameai.games.game import MnkGame, as_mnk
 from gameai.games.interface import Batch
-from gameai.games.keys import U64, masks_from_base3, transform_mask
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.game import MnkGame, as_mnk
+from gameai.games.mnk.keys import U64, masks_from_base3, transform_mask
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
 from gameai.models.model import F32, Evaluation, Model

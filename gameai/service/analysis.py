@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gameai.games import Game, State, TooLarge
-from gameai.games.solver import Solution
+from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue
 
 Evaluate = Callable[[State], Evaluation]

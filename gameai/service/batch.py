@@ -1,6 +1,6 @@
 """Many m,n,k boards at once as bitmask arrays: the helpers of the batch path's tests and
 fuzzing (:func:`gameai.service.core.evaluate_batch` itself asks the game, ``game.parse_batch``,
-whose m,n,k form is :mod:`gameai.games.mnk_batch`).
+whose m,n,k form is :mod:`gameai.games.mnk.batch`).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games.game import MnkGame as Game
-from gameai.games.keys import U64
-from gameai.games.mnk_batch import parse_masks
-from gameai.games.mnk_batch import to_move as to_move
+from gameai.games.mnk.batch import parse_masks
+from gameai.games.mnk.batch import to_move as to_move
+from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.keys import U64
 from gameai.models import Model
 from gameai.service.errors import InvalidRequest
 

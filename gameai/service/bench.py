@@ -39,7 +39,7 @@ BATCH_SIZE = 1000
 
 def main(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from gameai.games.positions import live_boards
+    from gameai.games.mnk.positions import live_boards
     from gameai.models.oracle import solver_model
     from gameai.store import ModelStore, RedisServer
 

@@ -23,7 +23,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gameai.games import get_game
-from gameai.games.positions import live_boards
+from gameai.games.mnk.positions import live_boards
 from gameai.service.app import EXIT_RESERVE
 from gameai.store import ModelStore
 from gameai.stress.harness import ServerProcess, perfect_model, start_server, variant

@@ -16,7 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gameai.games import get_mnk_game
+from gameai.games import get_game
+from gameai.games.mnk.game import as_mnk
 from gameai.service import core
 from gameai.service.batch import parse_boards
 from gameai.service.errors import classify
@@ -127,7 +128,7 @@ def fuzz_core(registry: Registry, *, examples: int = 200, admin: bool = True) ->
     @given(st.sampled_from(["tictactoe", "connect-3x4-3", "four-in-a-row"]),
            st.lists(boards, max_size=20))
     def parsing(name: str, texts: list[Any]) -> None:
-        game = get_mnk_game(name)
+        game = as_mnk(get_game(name))
         parsed = _expect_named(lambda: parse_boards(game, texts), outcomes)
         if parsed is not None:
             x, o = parsed

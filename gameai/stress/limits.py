@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gameai.games import get_game
-from gameai.games.positions import live_boards
+from gameai.games.mnk.positions import live_boards
 from gameai.store import ModelStore
 from gameai.stress.harness import percentile, perfect_model, start_server, variant
 from gameai.stress.report import Report

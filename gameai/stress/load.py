@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from gameai.games import get_game
-from gameai.games.positions import live_boards
+from gameai.games.mnk.positions import live_boards
 from gameai.store import ModelStore
 from gameai.stress.harness import (
     ServerProcess,

@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from gameai.games import get_game
-from gameai.games.positions import live_boards
+from gameai.games.mnk.positions import live_boards
 from gameai.store import ModelStore, RedisServer
 from gameai.stress.harness import (
     ServerProcess,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gameai.games import get_game
-from gameai.games.positions import live_boards
+from gameai.games.mnk.positions import live_boards
 from gameai.models import TableModel
 from gameai.store import ModelStore
 from gameai.stress.harness import (

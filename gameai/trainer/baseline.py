@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 
-from gameai.games.game import MnkGame as Game
+from gameai.games.mnk.game import MnkGame as Game
 
 
 def python_td_games(game: Game, games: int, *, seed: int = 0, tau: float = 0.1,

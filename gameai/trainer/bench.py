@@ -11,7 +11,8 @@ import os
 import time
 from typing import Any
 
-from gameai.games import get_game, get_mnk_game
+from gameai.games import get_game
+from gameai.games.mnk.game import as_mnk
 from gameai.models import Model
 from gameai.trainer.baseline import python_td_games
 from gameai.trainer.evaluate import evaluate, unbeatable
@@ -40,7 +41,7 @@ def selfplay(game_name: str, *, seconds: float = 2.0, baseline_seconds: float = 
              ) -> dict[str, Any]:
     """Games per second of every learner (best of a few timed batches) and of the
     plain-Python td loop, with the ratio of td to that baseline."""
-    game = get_mnk_game(game_name)  # the m,n,k kernels against their Python twin
+    game = as_mnk(get_game(game_name))  # the m,n,k kernels against their Python twin
     per: dict[str, float] = {}
     for algorithm in LEARNERS:
         learner = make_learner(game, algorithm, seed=1)

@@ -16,7 +16,7 @@ over the four match-ups is above the level below's with 95% confidence (the diff
 interval lies above 0); :func:`calibrate` names every adjacent pair that is not.
 
 Games whose positions repeat (``game.cyclic``) end in a draw when a position occurs for
-the third time, as in :mod:`gameai.games.morris`. Every draw comes from one seeded
+the third time, as in :mod:`gameai.games.morris.game`. Every draw comes from one seeded
 generator, so a calibration is repeatable.
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from gameai.games import Game, State, TooLarge
-from gameai.games.search import MoveBounds, SearchTimeout
+from gameai.games.mnk.search import MoveBounds, SearchTimeout
 from gameai.models import Model
 from gameai.models.levels import LEVELS, Level, choose, winning_actions
 from gameai.models.model import MoveValue

@@ -8,7 +8,7 @@ hundred thousand games, long before most positions have been met
 (docs/trainer.md, "Per-game defaults", has the measurements).
 
 So the games' exploration half-lives scale with the number of canonical positions
-(estimated before anything is allocated, :mod:`gameai.games.sizes`): ``HALFLIFE_PER_POSITION``
+(estimated before anything is allocated, :mod:`gameai.games.mnk.sizes`): ``HALFLIFE_PER_POSITION``
 games of half-life a position, never below the parameter's own default. The games whose
 values were measured keep the measured values (:data:`MEASURED`); games played along a
 state graph (morris) keep the defaults they were measured perfect with.
@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from gameai.games import Game
-from gameai.games.game import as_mnk
-from gameai.games.keys import MAX_VECTOR_CELLS
-from gameai.games.sizes import estimate_layers
+from gameai.games.mnk.game import as_mnk
+from gameai.games.mnk.keys import MAX_VECTOR_CELLS
+from gameai.games.mnk.sizes import estimate_layers
 from gameai.trainer.learner import Params
 
 # games of exploration half-life per canonical position: four-in-a-row's measured best

@@ -38,12 +38,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, TooLarge, budget, sizes
-from gameai.games.game import MnkGame as Game
-from gameai.games.game import as_mnk
-from gameai.games.keys import U64, symmetric_keys
-from gameai.games.positions import Positions, enumerate_positions
-from gameai.games.solver import back_up, score_layers
+from gameai.games import TooLarge, budget
+from gameai.games.mnk import sizes
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.game import as_mnk
+from gameai.games.mnk.keys import U64, symmetric_keys
+from gameai.games.mnk.positions import Positions, enumerate_positions
+from gameai.games.mnk.scores import back_up
+from gameai.games.mnk.solver import score_layers
 from gameai.models import Model
 from gameai.trainer.export import Children, expand
 
@@ -245,7 +248,7 @@ def optimal_moves(model: Model) -> tuple[int, int]:
     own orientation, so a tie between a winning and a losing move counts wherever the
     orientation makes the model pick the loser. The work stays on the canonical positions:
     the model answers a board from its canonical row permuted by the first symmetry that
-    reaches the canonical key (:func:`gameai.games.keys.canonical`), so each image's answer
+    reaches the canonical key (:func:`gameai.games.mnk.keys.canonical`), so each image's answer
     is a permutation of one row, and only distinct images are counted.
     ``tests/trainer/test_evaluate.py`` checks the figures against a board-by-board count.
 

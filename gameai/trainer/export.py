@@ -25,8 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import budget
-from gameai.games.game import MnkGame as Game
-from gameai.games.keys import (
+from gameai.games.mnk.board import playable_masks
+from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.keys import (
     U64,
     base3_keys,
     canonical_keys,
@@ -35,7 +36,7 @@ from gameai.games.keys import (
     masks_from_base3,
     symmetric_keys,
 )
-from gameai.games.positions import has_line_through, playable_masks
+from gameai.games.mnk.positions import has_line_through
 from gameai.trainer.table import EMPTY, Table
 
 F64 = npt.NDArray[np.float64]

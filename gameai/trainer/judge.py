@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gameai.games import Game, State
-from gameai.games.search import SearchTimeout
+from gameai.games.mnk.search import SearchTimeout
 from gameai.models import Model
 from gameai.trainer.book import Book
 from gameai.trainer.calibrate import Z95, PerfectPlayer, Player, perfect_player, play_game, wilson

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gameai.games import Game
-from gameai.games.game import MnkGame, as_mnk
+from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, TableModel
 from gameai.trainer.selfplay import Spec, make_spec, seed_state
 from gameai.trainer.table import Table

@@ -48,10 +48,11 @@ def _status(field: str) -> int:
 
 def measure(case: str) -> dict[str, Any]:
     """One case, in this process: setup, then the work between two readings."""
-    from gameai.games import Board, budget, get_game
-    from gameai.games.game import as_mnk
-    from gameai.games.positions import enumerate_positions
-    from gameai.games.solver import solve_positions
+    from gameai.games import budget, get_game
+    from gameai.games.mnk.board import Board
+    from gameai.games.mnk.game import as_mnk
+    from gameai.games.mnk.positions import enumerate_positions
+    from gameai.games.mnk.solver import solve_positions
 
     kind, name, *rest = case.split(":")
     game = get_game(name)
@@ -68,7 +69,7 @@ def measure(case: str) -> dict[str, Any]:
         def work() -> object:
             return solve_positions(enumerate_positions(Board.empty(as_mnk(game))))
     elif kind == "analyze":
-        from gameai.games.stats import analyze
+        from gameai.games.mnk.stats import analyze
 
         def work() -> object:
             return analyze(as_mnk(game))

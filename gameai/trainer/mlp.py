@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Board, TooLarge
-from gameai.games.game import MnkGame as Game
-from gameai.games.game import as_mnk
-from gameai.games.keys import U64, canonical_keys
-from gameai.games.positions import enumerate_positions
+from gameai.games import TooLarge
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.game import as_mnk
+from gameai.games.mnk.keys import U64, canonical_keys
+from gameai.games.mnk.positions import enumerate_positions
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
 from gameai.models.model import encode_inputs
 from gameai.trainer.evaluate import policy_positions

@@ -38,7 +38,7 @@ import numba as nb
 import numpy as np
 
 from gameai.games import Game
-from gameai.games.game import MnkGame, as_mnk
+from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, NtupleModel
 from gameai.models.ntuple import build_net, default_shape, parse_patterns, random_walks
 from gameai.models.ntuple_kernels import (

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from gameai.games import Board, Game, get_game
-from gameai.games.positions import live_boards
+from gameai.games import Game, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import live_boards
 from gameai.models import NtupleModel
 from gameai.models.oracle import solver_model
 from gameai.service.bench import percentile, serving
@@ -214,14 +215,14 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
                     seed: int = 0, classes: tuple[tuple[str, str], ...] = POSITION_CLASSES,
                     progress: Callable[[str], None] = print) -> dict[str, Any]:
     """The error rate of each policy (``None``: the network alone) on the solver-labelled
-    benchmark positions of each class (:mod:`gameai.games.benchmark`, gravity games, the
+    benchmark positions of each class (:mod:`gameai.bench.positions`, gravity games, the
     same set for the same seed and count, cached): a move is an error when another legal
     move has a strictly better exact outcome (win > draw > loss). A class the board cannot
     have (or too rare to draw) is ``{"omitted": why}``."""
-    from gameai.games.benchmark import cached_set
-    from gameai.games.game import as_mnk
-    from gameai.games.search import Searcher
-    from gameai.games.solver import default_cache_dir
+    from gameai.bench.positions import cached_set
+    from gameai.games.mnk.game import as_mnk
+    from gameai.games.mnk.search import Searcher
+    from gameai.games.mnk.solver import default_cache_dir
     from gameai.trainer.calibrate import wilson
 
     game = as_mnk(model.game)

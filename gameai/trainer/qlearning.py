@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gameai.games.keys import base3_keys
+from gameai.games.mnk.keys import base3_keys
 from gameai.models import Model, ModelInfo
 from gameai.trainer.export import (
     POOLED_SECONDS,

@@ -9,7 +9,7 @@ while a compiled loop over one game at a time costs a few hundred nanoseconds a 
 A position is two bitmasks (``x``, ``o``) as in :mod:`gameai.games`. Alongside them the
 kernels keep the base-3 key of the board under every symmetry (seed 003's key is the
 identity's), updated by one addition per symmetry per move; the smallest is the canonical
-key of :func:`gameai.games.keys.canonical_key` (seed 004's sharing of symmetric values).
+key of :func:`gameai.games.mnk.keys.canonical_key` (seed 004's sharing of symmetric values).
 
 Randomness is a splitmix64 generator whose whole state is one ``uint64`` held by the
 caller, so a learner is reproducible from its seed and can be paused and resumed.
@@ -23,8 +23,8 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games.game import MnkGame as Game
-from gameai.games.keys import MAX_VECTOR_CELLS, cell_weight, column_keys
+from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.keys import MAX_VECTOR_CELLS, cell_weight, column_keys
 
 U64 = npt.NDArray[np.uint64]
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -54,7 +54,7 @@ def make_spec(game: Game) -> Spec:
     """The kernel-side description of ``game``.
 
     Raises:
-        ValueError: the board has no 64-bit position key (:mod:`gameai.games.keys`: more
+        ValueError: the board has no 64-bit position key (:mod:`gameai.games.mnk.keys`: more
             than 40 cells, unless a gravity board's columns fit one word).
     """
     if game.cells > MAX_VECTOR_CELLS and not column_keys(game):

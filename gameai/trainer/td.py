@@ -30,8 +30,8 @@ import numba as nb
 import numpy as np
 
 from gameai.games import budget
-from gameai.games.game import as_mnk
-from gameai.games.keys import U64, canonical_keys
+from gameai.games.mnk.game import as_mnk
+from gameai.games.mnk.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
 from gameai.trainer.export import (
     boards_of,

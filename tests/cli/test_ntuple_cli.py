@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from gameai.games.solver import default_cache_dir
+from gameai.games.mnk.solver import default_cache_dir
 from gameai.models import load_model
 from tests.cli.test_games_cli import gameai
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from gameai.games import Board, Game, get_game
+from gameai.games import Game, get_game
+from gameai.games.mnk.board import Board
 
 SMALL_GAMES = ["tictactoe", "four-in-a-row", "mnk-3x4-3", "mnk-4x5-4", "connect-4x5-4",
                "connect-four", "mnk-2x3-2"]

@@ -8,17 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gameai.games import canonical_key, get_game
-from gameai.games.benchmark import (
+from gameai.bench.positions import (
     buckets,
     difficulty_of,
     generate,
     stage_of,
     stage_plies,
 )
-from gameai.games.positions import enumerate_positions
-from gameai.games.search import Searcher
-from gameai.games.solver import solve_positions
+from gameai.games import get_game
+from gameai.games.mnk.positions import enumerate_positions
+from gameai.games.mnk.search import Searcher
+from gameai.games.mnk.solver import solve_positions
 from tests.games.test_search import reference
 
 C4 = get_game("connect-four")
@@ -99,7 +99,7 @@ def test_labels_on_connect_4x5_4_match_the_table_solver():
             continue  # a class this board rarely reaches by random play
         for p in found:
             board = game.parse_moves(p.moves)
-            key = np.array([canonical_key(board)], dtype=np.uint64)
+            key = np.array([board.canonical()[0]], dtype=np.uint64)
             assert p.score == int(table.lookup(key)[0]), p.moves
             checked += 1
     assert checked >= 12

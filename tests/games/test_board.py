@@ -1,7 +1,8 @@
 import pytest
 from hypothesis import given
 
-from gameai.games import Board, GameOver, IllegalMove, InvalidBoard, get_game
+from gameai.games import GameOver, IllegalMove, InvalidBoard, get_game
+from gameai.games.mnk.board import Board
 
 from .strategies import boards
 

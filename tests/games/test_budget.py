@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
 from gameai.games.budget import (
     ENV,
     BadLimit,
@@ -18,9 +18,10 @@ from gameai.games.budget import (
     parse_size,
     require,
 )
-from gameai.games.positions import enumerate_positions
-from gameai.games.sizes import estimate_layers, solve_estimate
-from gameai.games.solver import game_table, solve, solve_positions, table_for
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import enumerate_positions
+from gameai.games.mnk.sizes import estimate_layers, solve_estimate
+from gameai.games.mnk.solver import game_table, solve, solve_positions, table_for
 
 
 @pytest.mark.parametrize("name", ["mnk-3x4-3", "connect-4x4-4", "mnk-3x5-3", "connect-5x4-4"])

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gameai.games import GameOver, IllegalMove, InvalidBoard, get_game
-from gameai.games.columns import drop_cell, to_moves
+from gameai.games.mnk.columns import drop_cell, to_moves
 
 C4 = get_game("connect-four")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gameai.games import Board, GameError, GameOver, InvalidBoard, UnknownGame, get_game
-from gameai.games.solver import solve
+from gameai.games import GameError, GameOver, InvalidBoard, UnknownGame, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.solver import solve
 from gameai.models import CorruptModel, load_model
 
 GAMES = ["tictactoe", "four-in-a-row", "mnk-4x5-4", "connect-four", "connect-3x4-3"]

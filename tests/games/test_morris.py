@@ -6,16 +6,9 @@ import random
 
 import pytest
 
-from gameai.games import (
-    GameOver,
-    IllegalMove,
-    InvalidBoard,
-    MorrisBoard,
-    MorrisGame,
-    UnknownGame,
-    get_game,
-)
-from gameai.games.morris import variants
+from gameai.games import GameOver, IllegalMove, InvalidBoard, UnknownGame, get_game
+from gameai.games.morris.board import MorrisBoard
+from gameai.games.morris.game import MorrisGame, variants
 
 STANDARD = "three-mens-morris"
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from gameai.games import get_game
-from gameai.games.graph import DRAWN, LOST, build_graph
-from gameai.games.morris import variants
-from gameai.games.morris_graph import morris_graph
+from gameai.games.graph import DRAWN, LOST, assemble, build_graph
+from gameai.games.mnk.solver import game_table
+from gameai.games.morris.game import variants
+from gameai.games.morris.graph import walk
 from gameai.games.retrograde import back_up, solve_graph, solve_state, solved
-from gameai.games.solver import game_table
 
 VARIANTS = [v.name for v in variants()]
 SMALL_MNK = ["tictactoe", "mnk-2x3-2", "connect-3x3-3"]
@@ -29,7 +29,7 @@ FIELDS = ("raw_keys", "raw_children", "raw_to_move", "raw_end", "canon", "sym", 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_the_compiled_walk_equals_the_generic_one(name):
     game = get_game(name)
-    fast, plain = morris_graph(game), walked(name)
+    fast, plain = assemble(game, *walk(game)), walked(name)
     for field in FIELDS:
         assert np.array_equal(getattr(fast, field), getattr(plain, field)), field
 
@@ -123,7 +123,7 @@ def test_short_forced_results_agree_with_a_search_under_the_draw_rule(name):
 
 
 def _state(game, raw, graph):
-    from gameai.games.morris import MorrisBoard
+    from gameai.games.morris.game import MorrisBoard
 
     key = int(graph.raw_keys[raw])
     side, rest = divmod(key, 3 ** 9)

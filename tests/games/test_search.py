@@ -10,12 +10,13 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gameai.games import Board, GameOver, get_game
-from gameai.games import search_kernel as kern
-from gameai.games.game import MnkGame
-from gameai.games.positions import enumerate_positions
-from gameai.games.search import Searcher, SearchTimeout, supports, to_external
-from gameai.games.solver import score_layers, solve
+from gameai.games import GameOver, get_game
+from gameai.games.mnk import search_kernel as kern
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.game import MnkGame
+from gameai.games.mnk.positions import enumerate_positions
+from gameai.games.mnk.search import Searcher, SearchTimeout, supports, to_external
+from gameai.games.mnk.solver import score_layers, solve
 
 
 def reference_scores(game: MnkGame) -> dict[tuple[int, int], int]:

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gameai.games import Board, GameOver, TooLarge, get_game
-from gameai.games.keys import transform
-from gameai.games.solver import game_table, solve
+from gameai.games import GameOver, TooLarge, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.solver import game_table, solve
 
 from .strategies import boards
 
@@ -97,7 +97,7 @@ def test_solver_matches_plain_minimax(board):
 @given(boards(["tictactoe", "mnk-3x4-3"], playable=True), st.data())
 def test_symmetric_boards_have_the_same_value(board, data):
     sym = data.draw(st.integers(0, len(board.game.symmetries) - 1))
-    a, b = solve(board), solve(transform(board, sym))
+    a, b = solve(board), solve(board.transformed(sym))
     assert (a.value, a.distance) == (b.value, b.distance)
     perm = board.game.symmetries[sym]
     assert {perm[m] for m in a.optimal_moves} == set(b.optimal_moves)

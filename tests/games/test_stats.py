@@ -3,7 +3,7 @@
 import pytest
 
 from gameai.games import get_game
-from gameai.games.stats import analyze
+from gameai.games.mnk.stats import analyze
 
 
 def _grid(corner: int, edge: int, centre: int) -> list[int]:

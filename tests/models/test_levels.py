@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
 from gameai.models import TableModel
 from gameai.models.levels import (
     LEVELS,

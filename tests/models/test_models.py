@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gameai.games import Board, GameError, GameOver, get_game
-from gameai.games.keys import transform
-from gameai.games.solver import solve
+from gameai.games import GameError, GameOver, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.solver import solve
 from gameai.models import CorruptModel, MlpModel, ModelInfo, TableModel, load_model
 from gameai.models.container import MAGIC, decode, encode
 from gameai.models.oracle import solver_model
@@ -76,7 +76,7 @@ def test_values_follow_the_symmetry(oracle, board, data):
     sym = data.draw(st.integers(0, 7))
     perm = TTT.symmetries[sym]
     a = {m.index: m.value for m in oracle.evaluate(board).moves}
-    b = {m.index: m.value for m in oracle.evaluate(transform(board, sym)).moves}
+    b = {m.index: m.value for m in oracle.evaluate(board.transformed(sym)).moves}
     assert b == {perm[i]: v for i, v in a.items()}
 
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
 from gameai.models import CorruptModel, ModelInfo, NtupleModel, load_model
 from gameai.models.container import decode, encode
 from gameai.models.ntuple import build_net, parse_patterns, random_walks
@@ -183,10 +184,9 @@ def test_symmetric_boards_get_symmetric_values(seed):
     game = model.game
     board = random_board(game, np.random.default_rng(seed))
     values = model.move_values([board])[0]
-    from gameai.games.keys import transform
 
     for s, perm in enumerate(game.symmetries):
-        image = model.move_values([transform(board, s)])[0]
+        image = model.move_values([board.transformed(s)])[0]
         for c in range(game.cells):
             assert np.isnan(values[c]) == np.isnan(image[perm[c]])
             if not np.isnan(values[c]):

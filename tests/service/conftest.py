@@ -55,7 +55,7 @@ def random_ntuple(name: str) -> Any:
     """An n-tuple network of ``name`` with 4 tuples of 4 cells and seeded random weights."""
     import numpy as np
 
-    from gameai.games.game import as_mnk
+    from gameai.games.mnk.game import as_mnk
     from gameai.models.ntuple import NtupleModel, random_walks
 
     game = get_game(name)

@@ -11,8 +11,9 @@ import grpc
 import httpx
 import pytest
 
-from gameai.games import GameOver, get_game, search
-from gameai.games.positions import live_boards
+from gameai.games import GameOver, get_game
+from gameai.games.mnk import search
+from gameai.games.mnk.positions import live_boards
 from gameai.models import TableModel
 from gameai.models.oracle import solver_model
 from gameai.service import core

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gameai.games import Board, GameError, get_game
-from gameai.games.positions import enumerate_positions
+from gameai.games import GameError, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import enumerate_positions
 from gameai.models.oracle import solver_model
 from gameai.service.batch import best_moves, move_values, parse_boards, to_move
 from gameai.service.errors import classify

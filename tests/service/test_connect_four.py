@@ -11,9 +11,9 @@ import httpx
 import numpy as np
 import pytest
 
-from gameai.games import Board, get_game
-from gameai.games.keys import transform
-from gameai.games.search import searcher
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.search import searcher
 from gameai.models import ModelInfo, TableModel
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
@@ -35,7 +35,7 @@ def exact_model(boards: list[Board]) -> TableModel:
             if position.is_over():
                 continue
             key, sym = position.canonical()
-            image = transform(position, sym)
+            image = position.transformed(sym)
             values = np.full(C4.cells, np.nan, dtype=np.float32)
             for m in searcher(C4).solve(image).moves:
                 values[m.move] = m.score / C4.big

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gameai.games import Board, GameOver, InvalidBoard, UnknownGame, get_game
-from gameai.games.positions import live_boards
+from gameai.games import GameOver, InvalidBoard, UnknownGame, get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import live_boards
 from gameai.models import TableModel
 from gameai.service import core
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel, classify

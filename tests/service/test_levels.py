@@ -10,8 +10,9 @@ import grpc
 import httpx
 import pytest
 
-from gameai.games import Board, get_game
-from gameai.games.positions import live_boards
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.positions import live_boards
 from gameai.models import TableModel
 from gameai.models.levels import LEVELS, winning_actions
 from gameai.models.oracle import solver_model

@@ -10,7 +10,8 @@ import httpx
 import numpy as np
 import pytest
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
 from gameai.models import ModelInfo, TableModel
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gameai.games import Board, Game, canonical, get_game
+from gameai.games import Game, get_game
+from gameai.games.mnk.board import Board
 from gameai.models import Model, TableModel
 from gameai.models.oracle import solver_model
 from gameai.trainer.training import TrainResult, make_learner, train
@@ -36,7 +37,7 @@ def td_model(td_result: TrainResult) -> Model:
 def prefer(model: TableModel, pattern: str, cell: int, **info: object) -> TableModel:
     """``model``, except that on the board ``pattern`` it plays ``cell``."""
     board = Board.parse(model.game, pattern)
-    key, sym = canonical(board)
+    key, sym = board.canonical()
     values = model.values.copy()
     row = int(np.searchsorted(model.keys, np.uint64(key)))
     assert model.keys[row] == key

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from gameai.games import get_game
-from gameai.games.search import SearchTimeout
+from gameai.games.mnk.search import SearchTimeout
 from gameai.trainer.book import Book
 from gameai.trainer.calibrate import SearchPlayer
 

@@ -124,7 +124,7 @@ def test_the_command_refuses_a_model_of_another_game(tmp_path, capsys) -> None:
 def test_the_search_player_plays_the_solvers_optimal_moves() -> None:
     """Past the tables the perfect opponent asks the game's solver position by position:
     on tic-tac-toe its optimal moves are the table player's in every live position."""
-    from gameai.games.positions import live_boards
+    from gameai.games.mnk.positions import live_boards
     from gameai.trainer.calibrate import SearchPlayer
 
     table, search = PerfectPlayer(TTT), SearchPlayer(TTT, time_limit=5)

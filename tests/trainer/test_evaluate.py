@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
 from gameai.models.oracle import solver_model
 from gameai.trainer.evaluate import (
     _merge,
@@ -228,7 +229,7 @@ def test_the_evaluation_estimate_holds_the_time_it_takes():
     learner.play(2000)
     model = learner.export()
     estimate = evaluation_estimate(model, random_games=200)
-    from gameai.games.sizes import solve_estimate
+    from gameai.games.mnk.sizes import solve_estimate
 
     assert estimate.bytes == solve_estimate(get_game("connect-4x5-4")).bytes
     _solved.cache_clear()  # the solver's one-off table is part of what is estimated

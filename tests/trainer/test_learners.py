@@ -4,7 +4,8 @@ they warm-start from a model."""
 import numpy as np
 import pytest
 
-from gameai.games import Board, get_game
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
 from gameai.models import ModelInfo, load_model
 from gameai.trainer.evaluate import evaluate, losses, optimal_move_rate, unbeatable, vs_random
 from gameai.trainer.learner import BadParameter

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gameai.games import Board
+from gameai.games.mnk.board import Board
 from gameai.models import MlpModel, load_model
 from gameai.trainer.evaluate import evaluate, optimal_moves, unbeatable
 from gameai.trainer.learner import BadParameter, build_params

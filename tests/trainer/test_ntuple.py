@@ -164,9 +164,9 @@ def test_position_errors_count_the_moves_the_solver_ranks_lower():
                              classes=(("middle", "easy"),), progress=lambda _: None)
     figures = report["classes"]["middle easy"]
     assert figures["positions"] == 6
-    from gameai.games.benchmark import cached_set
-    from gameai.games.search import Searcher
-    from gameai.games.solver import default_cache_dir
+    from gameai.bench.positions import cached_set
+    from gameai.games.mnk.search import Searcher
+    from gameai.games.mnk.solver import default_cache_dir
 
     rank = {"loss": 0, "draw": 1, "win": 2}
     for name, policy in (("network", model), ("depth 1", model.with_search(1))):

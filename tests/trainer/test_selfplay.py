@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from gameai.games import Board, get_game
-from gameai.games.keys import base3_keys, canonical_keys
+from gameai.games import get_game
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.keys import base3_keys, canonical_keys
 from gameai.trainer.export import boards_of, child_keys, expand
 from gameai.trainer.selfplay import below, make_spec, next_u64, seed_state, uniform
 from gameai.trainer.table import EMPTY, Table, find, insert

@@ -1,4 +1,4 @@
-"""Numba kernels of the alpha-beta solver (:mod:`gameai.games.search`).
+"""Numba kernels of the alpha-beta solver (:mod:`gameai.games.mnk.search`).
 
 Positions are Pons-style bitboards: column ``c``, height ``h`` (0 at the bottom) is bit
 ``c * H + h`` with ``H = rows + 1``, so every column carries one empty sentinel bit on top
@@ -9,7 +9,7 @@ cells are ``(mask + bottom) & board``; without it, every empty cell.
 Scores inside the kernels are *absolute*: a game won by the stone played at ply ``e``
 (1-based: the first stone is ply 1) scores ``BIG - e`` for the winner and ``e - BIG`` for
 the loser, a draw 0, so a child's score is exactly the negation of its parent's
-(:func:`gameai.games.search.to_external` turns them into the ``BIG - t`` convention, ``t``
+(:func:`gameai.games.mnk.search.to_external` turns them into the ``BIG - t`` convention, ``t``
 plies from the position). Every search from a node keeps the invariant of Pons's solver:
 the side to move cannot win at once (its parent only plays moves that leave no immediate
 win), so bounds are tight before any child is searched.

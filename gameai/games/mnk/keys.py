@@ -27,21 +27,20 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games.board import Board
 from gameai.games.errors import TooLarge
-from gameai.games.game import MnkGame as Game
+from gameai.games.mnk.geometry import Geometry
 
 MAX_VECTOR_CELLS = 40  # 3**40 < 2**64
 U64 = npt.NDArray[np.uint64]
 
 
-def column_keys(game: Game) -> bool:
+def column_keys(game: Geometry) -> bool:
     """Whether ``game`` is keyed by columns (a gravity board past 40 cells that fits)."""
     return (game.cells > MAX_VECTOR_CELLS and game.gravity
             and (game.rows + 1) * game.cols <= 64)
 
 
-def cell_weight(game: Game, cell: int) -> int:
+def cell_weight(game: Geometry, cell: int) -> int:
     """What an X on ``cell`` adds to the key (an O adds twice as much)."""
     if column_keys(game):
         row, col = divmod(cell, game.cols)
@@ -49,24 +48,23 @@ def cell_weight(game: Game, cell: int) -> int:
     return 3**cell
 
 
-def base3_key(board: Board) -> int:
-    """Seed 003's key: X counts 1 and O counts 2 times ``3**index`` (the column key on
-    large gravity boards)."""
-    game = board.game
+def base3_key(game: Geometry, x: int, o: int) -> int:
+    """Seed 003's key of the board ``x``, ``o``: X counts 1 and O counts 2 times
+    ``3**index`` (the column key on large gravity boards)."""
     if column_keys(game):
-        return sum(cell_weight(game, i) * (1 if board.x >> i & 1 else 2)
-                   for i in range(game.cells) if board.occupied >> i & 1)
+        return sum(cell_weight(game, i) * (1 if x >> i & 1 else 2)
+                   for i in range(game.cells) if (x | o) >> i & 1)
     key = 0
-    for i in range(board.game.cells - 1, -1, -1):
-        key = key * 3 + (1 if board.x >> i & 1 else 2 if board.o >> i & 1 else 0)
+    for i in range(game.cells - 1, -1, -1):
+        key = key * 3 + (1 if x >> i & 1 else 2 if o >> i & 1 else 0)
     return key
 
 
-def board_from_base3(game: Game, key: int) -> Board:
-    """The board whose :func:`base3_key` is ``key`` (not validated)."""
+def masks_of_key(game: Geometry, key: int) -> tuple[int, int]:
+    """The bitmasks ``x, o`` whose :func:`base3_key` is ``key`` (not validated)."""
     if column_keys(game):
         xs, os_ = masks_from_base3(game, np.array([key], dtype=np.uint64))
-        return Board(game, int(xs[0]), int(os_[0]))
+        return int(xs[0]), int(os_[0])
     x = o = 0
     for i in range(game.cells):
         key, digit = divmod(key, 3)
@@ -74,10 +72,10 @@ def board_from_base3(game: Game, key: int) -> Board:
             x |= 1 << i
         elif digit == 2:
             o |= 1 << i
-    return Board(game, x, o)
+    return x, o
 
 
-def transform_mask(game: Game, mask: int, sym: int) -> int:
+def transform_mask(game: Geometry, mask: int, sym: int) -> int:
     """The bitmask ``mask`` moved by symmetry ``sym`` (an index into ``game.symmetries``)."""
     tables = _tables(game).mask_py[sym]
     out = 0
@@ -86,20 +84,15 @@ def transform_mask(game: Game, mask: int, sym: int) -> int:
     return out
 
 
-def transform(board: Board, sym: int) -> Board:
-    return Board(board.game, transform_mask(board.game, board.x, sym),
-                 transform_mask(board.game, board.o, sym))
-
-
-def canonical(board: Board) -> tuple[int, int]:
-    """``(canonical_key, sym)``: the smallest key over the symmetries, and the first symmetry
-    that reaches it, so ``transform(board, sym)`` is the canonical board and a move ``m`` on
-    ``board`` is move ``game.symmetries[sym][m]`` there."""
-    tables = _tables(board.game).key_py
+def canonical(game: Geometry, x0: int, o0: int) -> tuple[int, int]:
+    """``(canonical_key, sym)`` of the board ``x0``, ``o0``: the smallest key over the
+    symmetries, and the first symmetry that reaches it, so the board moved by ``sym`` is
+    the canonical board and a move ``m`` on it is move ``game.symmetries[sym][m]`` there."""
+    tables = _tables(game).key_py
     best_key, best_sym = -1, 0
     for sym, per_chunk in enumerate(tables):
         key = 0
-        x, o = board.x, board.o
+        x, o = x0, o0
         for table in per_chunk:
             key += table[x & 0xFF] + 2 * table[o & 0xFF]
             x >>= 8
@@ -109,17 +102,17 @@ def canonical(board: Board) -> tuple[int, int]:
     return best_key, best_sym
 
 
-def canonical_key(board: Board) -> int:
-    return canonical(board)[0]
+def canonical_key(game: Geometry, x: int, o: int) -> int:
+    return canonical(game, x, o)[0]
 
 
-def canonical_keys(game: Game, x: U64, o: U64) -> U64:
+def canonical_keys(game: Geometry, x: U64, o: U64) -> U64:
     """Vectorised :func:`canonical_key` for arrays of bitmasks."""
     keys, _ = canonical_keys_and_syms(game, x, o)
     return keys
 
 
-def canonical_keys_and_syms(game: Game, x: U64, o: U64) -> tuple[U64, npt.NDArray[np.int8]]:
+def canonical_keys_and_syms(game: Geometry, x: U64, o: U64) -> tuple[U64, npt.NDArray[np.int8]]:
     """Vectorised :func:`canonical`: the canonical keys and, per board, the symmetry used."""
     tables = _vector_tables(game)
     xb = [(x >> np.uint64(8 * c)) & np.uint64(0xFF) for c in range(tables.shape[1])]
@@ -136,7 +129,7 @@ def canonical_keys_and_syms(game: Game, x: U64, o: U64) -> tuple[U64, npt.NDArra
     return best, best_sym
 
 
-def symmetric_keys(game: Game, x: U64, o: U64) -> U64:
+def symmetric_keys(game: Geometry, x: U64, o: U64) -> U64:
     """The base-3 key of every symmetric image: shape ``(len(x), len(game.symmetries))``."""
     tables = _vector_tables(game)
     out = np.zeros((len(x), tables.shape[0]), dtype=np.uint64)
@@ -148,7 +141,7 @@ def symmetric_keys(game: Game, x: U64, o: U64) -> U64:
     return out
 
 
-def base3_keys(game: Game, x: U64, o: U64) -> U64:
+def base3_keys(game: Geometry, x: U64, o: U64) -> U64:
     """Vectorised :func:`base3_key` (the identity symmetry's table)."""
     tables = _vector_tables(game)
     key = np.zeros(x.shape, dtype=np.uint64)
@@ -159,7 +152,7 @@ def base3_keys(game: Game, x: U64, o: U64) -> U64:
     return key
 
 
-def masks_from_base3(game: Game, keys: U64) -> tuple[U64, U64]:
+def masks_from_base3(game: Geometry, keys: U64) -> tuple[U64, U64]:
     """Vectorised inverse of :func:`base3_keys`."""
     if column_keys(game):
         return _masks_from_column_keys(game, keys)
@@ -176,7 +169,7 @@ def masks_from_base3(game: Game, keys: U64) -> tuple[U64, U64]:
     return x, o
 
 
-def _masks_from_column_keys(game: Game, keys: U64) -> tuple[U64, U64]:
+def _masks_from_column_keys(game: Geometry, keys: U64) -> tuple[U64, U64]:
     """Per column, the value ``v`` is ``2**h - 1`` plus O's bits for height ``h``."""
     h = game.rows + 1
     x = np.zeros(keys.shape, dtype=np.uint64)
@@ -199,7 +192,7 @@ def _masks_from_column_keys(game: Game, keys: U64) -> tuple[U64, U64]:
 
 
 class _Tables:
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Geometry) -> None:
         chunks = (game.cells + 7) // 8
         self.key_py: list[list[list[int]]] = []
         self.mask_py: list[list[list[int]]] = []
@@ -223,12 +216,12 @@ class _Tables:
 
 
 @lru_cache(maxsize=64)
-def _tables(game: Game) -> _Tables:
+def _tables(game: Geometry) -> _Tables:
     return _Tables(game)
 
 
 @lru_cache(maxsize=64)
-def _vector_tables(game: Game) -> U64:
+def _vector_tables(game: Geometry) -> U64:
     if game.cells > MAX_VECTOR_CELLS and not column_keys(game):
         raise TooLarge(
             f"{game.name} has {game.cells} cells; position keys handle at most "
@@ -238,7 +231,7 @@ def _vector_tables(game: Game) -> U64:
     return np.array(_tables(game).key_py, dtype=np.uint64)
 
 
-def transform_masks(game: Game, masks: U64, syms: npt.NDArray[np.int8]) -> U64:
+def transform_masks(game: Geometry, masks: U64, syms: npt.NDArray[np.int8]) -> U64:
     """Vectorised :func:`transform_mask` with one symmetry per element."""
     tables = _vector_mask_tables(game)
     out = np.zeros(masks.shape, dtype=np.uint64)
@@ -249,5 +242,5 @@ def transform_masks(game: Game, masks: U64, syms: npt.NDArray[np.int8]) -> U64:
 
 
 @lru_cache(maxsize=64)
-def _vector_mask_tables(game: Game) -> U64:
+def _vector_mask_tables(game: Geometry) -> U64:
     return np.array(_tables(game).mask_py, dtype=np.uint64)

@@ -8,7 +8,7 @@ Scores are negamax values from the side to move's view, one small integer per po
 
 so the best move maximises the negated, one-ply-older score of its child: a faster win and
 a slower loss score higher. Scores come from a backward pass over
-:func:`~gameai.games.positions.enumerate_positions`. The whole-game table of a small game
+:func:`~gameai.games.mnk.positions.enumerate_positions`. The whole-game table of a small game
 (tic-tac-toe, four-in-a-row) is computed once and cached on disk; other positions are
 solved from their own subtree. Whether a whole-game table is built is a question of
 memory, not of cells (:mod:`gameai.games.budget`): a game whose estimate fits the limit
@@ -20,58 +20,30 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import budget, sizes
-from gameai.games.board import Board
+from gameai.games import budget
 from gameai.games.errors import TooLarge
-from gameai.games.game import MnkGame as Game
-from gameai.games.interface import State
-from gameai.games.keys import U64, canonical_keys
-from gameai.games.positions import Positions, enumerate_positions
+from gameai.games.interface import MoveOutcome, Solution
+from gameai.games.mnk import sizes
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.geometry import Geometry
+from gameai.games.mnk.keys import U64, canonical_keys
+from gameai.games.mnk.positions import Positions, enumerate_positions
+from gameai.games.mnk.scores import back_up, big, describe_score
 
 TABLE_FORMAT = 1
 TABLE_SECONDS = 10.0  # estimated build time up to which a whole-game table is preferred
 
 
-@dataclass(frozen=True)
-class MoveOutcome:
-    """One legal move and what it leads to for the player making it."""
-
-    move: int  # the action id (for m,n,k games the cell index)
-    row: int  # where the piece goes
-    col: int
-    outcome: str  # "win" | "draw" | "loss"
-    distance: int  # plies from now to the end of the game under optimal play
-    score: int
-    optimal: bool
-    from_index: int | None = None  # where a moving piece comes from (morris movements)
-    from_row: int | None = None
-    from_col: int | None = None
-
-
-@dataclass(frozen=True)
-class Solution:
-    board: State
-    value: int  # +1 win, 0 draw, -1 loss for the side to move
-    outcome: str
-    distance: int
-    moves: tuple[MoveOutcome, ...]  # best first
-
-    @property
-    def optimal_moves(self) -> tuple[int, ...]:
-        return tuple(m.move for m in self.moves if m.optimal)
-
-
 class Table:
     """Scores of a set of canonical positions, looked up by canonical key."""
 
-    def __init__(self, game: Game, keys: U64, scores: npt.NDArray[np.int8]) -> None:
+    def __init__(self, game: Geometry, keys: U64, scores: npt.NDArray[np.int8]) -> None:
         order = np.argsort(keys, kind="stable")
         self.game = game
         self.keys = keys[order]
@@ -87,16 +59,6 @@ class Table:
         if not np.array_equal(self.keys[idx], keys):
             raise KeyError("position not in the solver table")
         return self.scores[idx]
-
-
-def big(game: Game) -> int:
-    return game.cells + 1
-
-
-def back_up(game: Game, child_scores: npt.NDArray[np.integer]) -> npt.NDArray[np.int16]:
-    """The score of a move, from the mover's view, given its child's score."""
-    v = -child_scores.astype(np.int16)
-    return np.where(v > 0, v - 1, np.where(v < 0, v + 1, 0)).astype(np.int16)
 
 
 def score_layers(positions: Positions) -> list[npt.NDArray[np.int8]]:
@@ -122,7 +84,7 @@ def solve_positions(positions: Positions) -> Table:
     return Table(positions.game, keys, np.concatenate(scores))
 
 
-def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
+def game_table(game: Geometry, *, cache_dir: Path | None = None) -> Table:
     """The scores of every position of ``game``, from the disk cache or computed and cached.
 
     Raises:
@@ -132,7 +94,7 @@ def game_table(game: Game, *, cache_dir: Path | None = None) -> Table:
     return _game_table(game, cache_dir or default_cache_dir())
 
 
-def whole_game_fits(game: Game) -> bool:
+def whole_game_fits(game: Geometry) -> bool:
     """Whether the whole-game table of ``game`` fits the memory limit (and its keys fit a
     position table at all)."""
     try:
@@ -142,17 +104,17 @@ def whole_game_fits(game: Game) -> bool:
     return True
 
 
-def table_is_quick(game: Game) -> bool:
+def table_is_quick(game: Geometry) -> bool:
     """Whether ``game`` is best answered from its whole-game table: it fits the memory
     limit and builds within ``TABLE_SECONDS`` (once; it is cached on disk). Larger games
-    are searched (:mod:`gameai.games.search`) where their board fits a bitboard."""
+    are searched (:mod:`gameai.games.mnk.search`) where their board fits a bitboard."""
     if not whole_game_fits(game):
         return False
     return (sizes.solve_estimate(game).seconds or 0.0) <= TABLE_SECONDS
 
 
 @lru_cache(maxsize=8)
-def _game_table(game: Game, cache_dir: Path) -> Table:
+def _game_table(game: Geometry, cache_dir: Path) -> Table:
     path = cache_dir / f"solver-{game.name}-v{TABLE_FORMAT}.npz"
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -198,7 +160,7 @@ def solve(board: Board, *, limit: int | None = None, time_limit: float | None = 
 
     One entry point, two solvers: a game whose whole-game table is quick to build
     (:func:`table_is_quick`: four-in-a-row, connect-4x5-4) answers from it (built once,
-    cached on disk); larger boards are searched (:mod:`gameai.games.search`: alpha-beta
+    cached on disk); larger boards are searched (:mod:`gameai.games.mnk.search`: alpha-beta
     on bitboards) when their bitboard fits, and only otherwise enumerate the board's
     subtree. Giving ``limit`` asks for the subtree table.
 
@@ -212,7 +174,7 @@ def solve(board: Board, *, limit: int | None = None, time_limit: float | None = 
         TooLarge: more than ``limit`` canonical positions follow the board.
         OverBudget: they would not fit the memory limit (refused before it is spent).
     """
-    from gameai.games import search
+    from gameai.games.mnk import search
 
     board.require_playable()
     if search.supports(board.game) and not (limit is None and table_is_quick(board.game)):
@@ -224,9 +186,9 @@ def solve(board: Board, *, limit: int | None = None, time_limit: float | None = 
 def searches(game: object) -> bool:
     """Whether :func:`solve` answers ``game``'s positions by search (an m,n,k game whose
     bitboard fits and whose whole-game table is not quick to build), not from a table."""
-    from gameai.games import search
+    from gameai.games.mnk import search
 
-    return isinstance(game, Game) and search.supports(game) and not table_is_quick(game)
+    return isinstance(game, Geometry) and search.supports(game) and not table_is_quick(game)
 
 
 def solution_from_table(board: Board, table: Table) -> Solution:
@@ -246,12 +208,3 @@ def solution_from_table(board: Board, table: Table) -> Solution:
     outcomes.sort(key=lambda mo: (-mo.score, mo.move))
     outcome, distance = describe_score(game, best, board)
     return Solution(board, int(np.sign(best)), outcome, distance, tuple(outcomes))
-
-
-def describe_score(game: Game, score: int, board: Board) -> tuple[str, int]:
-    """``(outcome, distance)`` of a score; a draw's distance is the plies left to fill ``board``."""
-    if score > 0:
-        return "win", big(game) - score
-    if score < 0:
-        return "loss", big(game) + score
-    return "draw", game.cells - board.ply

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from gameai.games.errors import GameOver, IllegalMove, InvalidBoard
-from gameai.games.game import MnkGame
 from gameai.games.interface import State
+from gameai.games.mnk.geometry import Geometry
+from gameai.games.mnk.keys import U64, base3_key, canonical, masks_of_key, transform_mask
 
 MAX_PATTERN_LENGTH = 200  # the longest pattern of a 64-cell board is 64 + 63 separators
 
@@ -21,16 +24,23 @@ MAX_PATTERN_LENGTH = 200  # the longest pattern of a 64-cell board is 64 + 63 se
 class Board(State):
     """A position: the game and one bitmask of cells per player."""
 
-    game: MnkGame
+    # always the family's game, a Geometry that implements the interface; typed as its
+    # geometry, which the board stands on, so that the board need not import the game
+    game: Geometry  # type: ignore[assignment]
     x: int
     o: int
 
     @classmethod
-    def empty(cls, game: MnkGame) -> Board:
+    def empty(cls, game: Geometry) -> Board:
         return cls(game, 0, 0)
 
     @classmethod
-    def parse(cls, game: MnkGame, text: object) -> Board:
+    def from_key(cls, game: Geometry, key: int) -> Board:
+        """The board whose :attr:`key` is ``key`` (not validated)."""
+        return cls(game, *masks_of_key(game, key))
+
+    @classmethod
+    def parse(cls, game: Geometry, text: object) -> Board:
         """The board a pattern describes, validated.
 
         Raises:
@@ -88,14 +98,15 @@ class Board(State):
     @property
     def key(self) -> int:
         """Seed 003's base-3 key (the side to move follows from the counts)."""
-        from gameai.games.keys import base3_key
-
-        return base3_key(self)
+        return base3_key(self.game, self.x, self.o)
 
     def canonical(self) -> tuple[int, int]:
-        from gameai.games.keys import canonical
+        return canonical(self.game, self.x, self.o)
 
-        return canonical(self)
+    def transformed(self, sym: int) -> Board:
+        """This board moved by symmetry ``sym`` (an index into ``game.symmetries``)."""
+        return Board(self.game, transform_mask(self.game, self.x, sym),
+                     transform_mask(self.game, self.o, sym))
 
     def play(self, move: int) -> Board:
         """The board after the side to move plays ``move`` (a cell index).
@@ -127,7 +138,7 @@ class Board(State):
         return self
 
 
-def has_line(game: MnkGame, mask: int) -> bool:
+def has_line(game: Geometry, mask: int) -> bool:
     for line in game.lines:  # a plain loop: twice as fast as any() on this hot path  # noqa: SIM110
         if mask & line == line:
             return True
@@ -144,7 +155,7 @@ def mask_cells(mask: int) -> list[int]:
     return cells
 
 
-def playable_mask(game: MnkGame, occupied: int) -> int:
+def playable_mask(game: Geometry, occupied: int) -> int:
     """Empty cells a move may go to: all of them, or under gravity the lowest of each column."""
     empty = game.full_mask & ~occupied
     if not game.gravity:
@@ -153,7 +164,15 @@ def playable_mask(game: MnkGame, occupied: int) -> int:
     return empty & supported
 
 
-def validate(game: MnkGame, x: int, o: int) -> None:
+def playable_masks(game: Geometry, occupied: U64) -> U64:
+    """Vectorised :func:`playable_mask`."""
+    empty = np.uint64(game.full_mask) & ~occupied
+    if not game.gravity:
+        return empty
+    return empty & ((occupied >> np.uint64(game.cols)) | np.uint64(game.bottom_row))
+
+
+def validate(game: Geometry, x: int, o: int) -> None:
     """Raise :class:`InvalidBoard` unless ``(x, o)`` can arise in a game played by the rules."""
     if x & o or (x | o) & ~game.full_mask:
         raise InvalidBoard("the two players' cells overlap or lie off the board")
@@ -187,11 +206,11 @@ def validate(game: MnkGame, x: int, o: int) -> None:
         _check_gravity_ends(game, x, o)
 
 
-def _floating(game: MnkGame, occupied: int) -> int:
+def _floating(game: Geometry, occupied: int) -> int:
     return occupied & ~((occupied >> game.cols) | game.bottom_row)
 
 
-def _check_single_last_move(game: MnkGame, player: str, mask: int, x: int, o: int) -> None:
+def _check_single_last_move(game: Geometry, player: str, mask: int, x: int, o: int) -> None:
     """A won position must have a last move that completed every one of the winner's lines."""
     common = mask
     for line in game.lines:
@@ -206,7 +225,7 @@ def _check_single_last_move(game: MnkGame, player: str, mask: int, x: int, o: in
         )
 
 
-def _check_gravity_ends(game: MnkGame, x: int, o: int) -> None:
+def _check_gravity_ends(game: Geometry, x: int, o: int) -> None:
     """Gravity boards: the first move (an X) lies on the floor, the last on top of a column.
 
     These are exact necessary conditions, checked in time linear in the board. Whether
@@ -224,7 +243,7 @@ def _check_gravity_ends(game: MnkGame, x: int, o: int) -> None:
         raise InvalidBoard(f"{who} moved last, but no column has an {who} on top")
 
 
-def _parse_cells(game: MnkGame, text: object) -> tuple[int, int]:
+def _parse_cells(game: Geometry, text: object) -> tuple[int, int]:
     if not isinstance(text, str):
         raise InvalidBoard(f"board must be text like 'X--|-O-|---', got {type(text).__name__}")
     if len(text) > MAX_PATTERN_LENGTH:

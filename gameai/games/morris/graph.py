@@ -8,15 +8,11 @@ indexes a dense array of ``2 * 3**9`` slots by key instead of hashing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numba as nb
 import numpy as np
 
-from gameai.games.graph import LIVE, LOST, StateGraph, assemble
-
-if TYPE_CHECKING:
-    from gameai.games.morris import MorrisGame
+from gameai.games.graph import LIVE, LOST
+from gameai.games.morris.geometry import Geometry
 
 _CELLS = 9
 _SLOTS = 2 * 3 ** _CELLS
@@ -100,18 +96,20 @@ def _count(mask: int) -> int:
     return n
 
 
-def morris_graph(game: MorrisGame) -> StateGraph:
-    """``game``'s state graph (the same arrays as the generic walk's)."""
+def walk(game: Geometry) -> tuple[np.ndarray, ...]:
+    """The arrays of ``game``'s state graph for :func:`gameai.games.graph.assemble` (the
+    same graph as the generic walk's): raw keys, children, sides, ends, canonical keys and
+    symmetries."""
     lines = np.array(game.lines, dtype=np.int64)
     neighbours = np.array(game.neighbours, dtype=np.int64)
     keys, children, xs, os_, sides, ends = _walk(lines, neighbours, game.centre_opening)
     assert LOST == 1 and LIVE == 0  # the kernel writes these values
     ckeys, syms = _canonical(game, xs, os_, sides)
-    return assemble(game, keys.astype(np.uint64), children.astype(np.int32),
-                    sides.astype(np.int8), ends.astype(np.int8), ckeys, syms)
+    return (keys.astype(np.uint64), children.astype(np.int32), sides.astype(np.int8),
+            ends.astype(np.int8), ckeys, syms)
 
 
-def _canonical(game: MorrisGame, xs: np.ndarray, os_: np.ndarray, sides: np.ndarray
+def _canonical(game: Geometry, xs: np.ndarray, os_: np.ndarray, sides: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     """Each position's smallest key over the symmetries, and the first symmetry reaching it."""
     bits = np.arange(_CELLS)

@@ -1,6 +1,6 @@
 """Morris positions from text: the seed's pattern with ``to_move``, and move lists.
 
-Every error names what is wrong (:mod:`gameai.games.morris` has the rules): a malformed
+Every error names what is wrong (:mod:`gameai.games.morris.game` has the rules): a malformed
 pattern, counts no game reaches, a missing or impossible side to move (``field``
 ``to_move``), a position no legal sequence reaches; a move of a list that the rules forbid,
 named by its number (``field`` ``moves``).
@@ -11,27 +11,30 @@ from __future__ import annotations
 import re
 
 from gameai.games.errors import GameOver, IllegalMove, InvalidBoard
-from gameai.games.morris import CENTRE, PIECES, SIZE, MorrisBoard, MorrisGame
+from gameai.games.morris.board import MorrisBoard, initial
+from gameai.games.morris.geometry import CENTRE, PIECES, SIZE, Geometry
 
 MAX_MOVES_TEXT = 2000  # characters of a move list
 
 
-def parse(game: MorrisGame, text: object, to_move: object) -> MorrisBoard:
-    """:meth:`MorrisGame.parse`: the position, validated exactly."""
+def parse(game: Geometry, text: object, to_move: object, *, reachable: frozenset[int]
+          ) -> MorrisBoard:
+    """The position of ``MorrisGame.parse``, validated exactly: ``reachable`` holds the key
+    of every position that legal play reaches."""
     x, o = _parse_cells(game, text)
     board = MorrisBoard(game, x, o, _side(game, x, o, to_move))
     _check_lines(game, board)
     if not game.centre_opening and x == 1 << CENTRE and o.bit_count() <= 1:
         raise InvalidBoard("X's only piece is on the centre, but in this game X's first "
                            "placement may not be the centre")
-    if board.key not in game.reachable:
+    if board.key not in reachable:
         raise InvalidBoard(
             f"this position cannot arise in {game.name}: no sequence of legal moves "
             f"from the empty board reaches it with {board.to_move} to move")
     return board
 
 
-def parse_moves(game: MorrisGame, text: object) -> MorrisBoard:
+def parse_moves(game: Geometry, text: object) -> MorrisBoard:
     """The position after ``text``: moves from the empty board separated by spaces or
     commas, a placement as its point numbered 1-9 row by row (seed 000's numbering), a
     movement as ``from-to`` (``"5 1 9 3 7 2 9-6"``). The draw rule applies: a move that
@@ -50,7 +53,7 @@ def parse_moves(game: MorrisGame, text: object) -> MorrisBoard:
         raise InvalidBoard(f"moves: {len(text)} characters long; at most "
                            f"{MAX_MOVES_TEXT} are accepted", field="moves")
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
-    state = game.initial()
+    state = initial(game)
     seen = {state.key: 1}
     for number, token in enumerate(tokens, 1):
         action = _action_of_token(game, token, number)
@@ -73,7 +76,7 @@ def parse_moves(game: MorrisGame, text: object) -> MorrisBoard:
             raise error
     return state
 
-def _action_of_token(game: MorrisGame, token: str, number: int) -> int:
+def _action_of_token(game: Geometry, token: str, number: int) -> int:
     match = re.fullmatch(r"([1-9])(?:-([1-9]))?", token)
     if match is None:
         raise InvalidBoard(f"moves: move {number} ({token[:20]!r}) is not a point 1-9 or a "
@@ -90,7 +93,7 @@ def _illegal(message: str) -> IllegalMove:
     return error
 
 
-def _parse_cells(game: MorrisGame, text: object) -> tuple[int, int]:
+def _parse_cells(game: Geometry, text: object) -> tuple[int, int]:
     if not isinstance(text, str):
         raise InvalidBoard(f"board must be text like 'X--|-O-|---', got {type(text).__name__}")
     if len(text) > 40:
@@ -115,7 +118,7 @@ def _parse_cells(game: MorrisGame, text: object) -> tuple[int, int]:
     return x, o
 
 
-def _side(game: MorrisGame, x: int, o: int, to_move: object) -> bool:
+def _side(game: Geometry, x: int, o: int, to_move: object) -> bool:
     """Whether X is to move, from the counts or ``to_move``, checked against each other."""
     nx, no = x.bit_count(), o.bit_count()
     for side, n in (("X", nx), ("O", no)):
@@ -141,7 +144,7 @@ def _side(game: MorrisGame, x: int, o: int, to_move: object) -> bool:
     return given == "X"
 
 
-def _check_lines(game: MorrisGame, board: MorrisBoard) -> None:
+def _check_lines(game: Geometry, board: MorrisBoard) -> None:
     """At most one side has a line, and it moved last. (A line takes three pieces, so the
     side to move is given here, not implied by the counts.)"""
     x_line = any(board.x & line == line for line in game.lines)

@@ -9,7 +9,7 @@ The work is vectorised over whole layers with numpy: all of four-in-a-row's 1,21
 canonical positions take seconds, where a recursive search in Python would take hours.
 
 Memory is a budget (:mod:`gameai.games.budget`): from the empty board the whole game's
-estimate (:mod:`gameai.games.sizes`) is checked before anything is allocated, and before
+estimate (:mod:`gameai.games.mnk.sizes`) is checked before anything is allocated, and before
 each layer is expanded the layers held plus what the expansion needs are checked again,
 so a tree that outgrows the limit is refused before the memory is spent.
 """
@@ -21,13 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import budget, sizes
-from gameai.games.board import Board
+from gameai.games import budget
 from gameai.games.errors import TooLarge
-from gameai.games.game import MnkGame as Game
-from gameai.games.game import as_mnk
-from gameai.games.interface import Game as AnyGame
-from gameai.games.keys import U64, canonical_keys_and_syms, symmetric_keys, transform_masks
+from gameai.games.mnk import sizes
+from gameai.games.mnk.board import Board, playable_masks
+from gameai.games.mnk.geometry import Geometry, geometry_of
+from gameai.games.mnk.keys import U64, canonical_keys_and_syms, symmetric_keys, transform_masks
 
 
 @dataclass
@@ -45,7 +44,7 @@ class Layer:
 
 @dataclass
 class Positions:
-    game: Game
+    game: Geometry
     root_ply: int
     layers: list[Layer]
 
@@ -99,7 +98,7 @@ def enumerate_positions(root: Board, *, limit: int | None = None,
     return Positions(game, root.ply, layers)
 
 
-def _require_expansion(game: Game, held: int, occupied: U64, memory: budget.Limit) -> None:
+def _require_expansion(game: Geometry, held: int, occupied: U64, memory: budget.Limit) -> None:
     """Refuse the next expansion if the layers held and its children would not fit."""
     children = int(np.bitwise_count(playable_masks(game, occupied)).sum())
     need = held * sizes.held_bytes(game) + children * sizes.candidate_bytes(game)
@@ -108,14 +107,14 @@ def _require_expansion(game: Game, held: int, occupied: U64, memory: budget.Limi
                                        positions=held + children), memory)
 
 
-def live_boards(game: AnyGame, *, limit: int | None = None) -> list[str]:
+def live_boards(game: object, *, limit: int | None = None) -> list[str]:
     """The board text of every canonical position of ``game`` (an m,n,k game) that is legal
     and not over, fewest pieces first (up to ``limit`` of them): real queries for
     benchmarks and load.
 
     Tic-tac-toe has 627 (765 canonical positions, 138 of them finished).
     """
-    game = as_mnk(game)
+    game = geometry_of(game)
     out: list[str] = []
     for layer in enumerate_positions(Board.empty(game)).layers:
         for x, o, over in zip(layer.x.tolist(), layer.o.tolist(), layer.over.tolist(),
@@ -128,7 +127,7 @@ def live_boards(game: AnyGame, *, limit: int | None = None) -> list[str]:
 
 
 def _expand(
-    game: Game, layer: Layer, *, x_to_move: bool
+    game: Geometry, layer: Layer, *, x_to_move: bool
 ) -> tuple[U64, U64, U64, npt.NDArray[np.bool_]]:
     """The next layer, filling ``layer.children`` on the way."""
     live = np.flatnonzero(~layer.over)
@@ -164,15 +163,7 @@ def _expand(
     )
 
 
-def playable_masks(game: Game, occupied: U64) -> U64:
-    """Vectorised :func:`gameai.games.board.playable_mask`."""
-    empty = np.uint64(game.full_mask) & ~occupied
-    if not game.gravity:
-        return empty
-    return empty & ((occupied >> np.uint64(game.cols)) | np.uint64(game.bottom_row))
-
-
-def has_line_through(game: Game, masks: U64, cell: int) -> npt.NDArray[np.bool_]:
+def has_line_through(game: Geometry, masks: U64, cell: int) -> npt.NDArray[np.bool_]:
     """Whether each of ``masks`` holds a line through ``cell``: vectorised, the test of
     whether a move there has just won."""
     hit = np.zeros(masks.shape, dtype=bool)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from gameai.games.board import Board
 from gameai.games.errors import IllegalMove, InvalidBoard
-from gameai.games.game import MnkGame
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.geometry import Geometry
 
 MAX_MOVES_TEXT = 200  # characters: a 64-cell board's game with separators fits
 
 
-def parse_moves(game: MnkGame, text: object) -> Board:
+def parse_moves(game: Geometry, text: object) -> Board:
     """The position after the column sequence ``text`` from the empty board.
 
     Raises:
@@ -32,7 +32,7 @@ def parse_moves(game: MnkGame, text: object) -> Board:
     if len(text) > MAX_MOVES_TEXT:
         raise _invalid(f"moves: {len(text)} characters long; at most {MAX_MOVES_TEXT} are "
                        "accepted")
-    board = game.initial()
+    board = Board.empty(game)
     for number, token in enumerate(_tokens(game, text), 1):
         if not token.isdecimal() or len(token) > 3:
             raise _invalid(f"moves: move {number} ({token[:20]!r}) is not a column number "
@@ -63,12 +63,12 @@ def drop_cell(board: Board, col: int) -> int | None:
     return None
 
 
-def to_moves(game: MnkGame, columns: list[int]) -> str:
+def to_moves(game: Geometry, columns: list[int]) -> str:
     """The notation of a game given as columns from 0 (digits, or spaced past 9 columns)."""
     return ("" if game.cols <= 9 else " ").join(str(c + 1) for c in columns)
 
 
-def _tokens(game: MnkGame, text: str) -> list[str]:
+def _tokens(game: Geometry, text: str) -> list[str]:
     stripped = text.strip()
     if re.search(r"[\s,]", stripped):
         return [t for t in re.split(r"[\s,]+", stripped) if t]

@@ -18,19 +18,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import budget, sizes
-from gameai.games.board import Board
+from gameai.games import budget
 from gameai.games.errors import TooLarge
-from gameai.games.game import MnkGame as Game
-from gameai.games.keys import U64
-from gameai.games.positions import (
+from gameai.games.mnk import sizes
+from gameai.games.mnk.board import Board, playable_masks
+from gameai.games.mnk.geometry import Geometry
+from gameai.games.mnk.keys import U64
+from gameai.games.mnk.positions import (
     Layer,
     Positions,
     enumerate_positions,
     has_line_through,
-    playable_masks,
 )
-from gameai.games.solver import score_layers
+from gameai.games.mnk.solver import score_layers
 
 _U64_MAX = float(np.iinfo(np.uint64).max)
 Counts = npt.NDArray[np.uint64]  # (positions, 3): x wins, o wins, draws
@@ -46,7 +46,7 @@ class OpeningTables:
         return {"x_wins": self.x_wins, "o_wins": self.o_wins, "draws": self.draws}
 
 
-def analyze(game: Game, *, limit: int | None = None) -> dict[str, Any]:
+def analyze(game: Geometry, *, limit: int | None = None) -> dict[str, Any]:
     """The statistics of every game of ``game``, in the JSON form of ``gameai analyze``.
 
     Raises:
@@ -111,7 +111,7 @@ def _count_games(positions: Positions, *, non_stupid: bool) -> list[Counts]:
     return counts
 
 
-def _stupid_moves(game: Game, layer: Layer, live: npt.NDArray[np.intp], *,
+def _stupid_moves(game: Geometry, layer: Layer, live: npt.NDArray[np.intp], *,
                   x_to_move: bool) -> npt.NDArray[np.bool_]:
     """``(len(live), cells)``: True where a legal move is stupid in seed 000's sense."""
     x, o = layer.x[live], layer.o[live]
@@ -141,7 +141,7 @@ def _cell_flags(masks: U64, cells: int) -> npt.NDArray[np.bool_]:
     return ((masks[:, None] >> shifts) & np.uint64(1)).astype(bool)
 
 
-def _winning_cells(game: Game, mine: U64, candidates: U64) -> U64:
+def _winning_cells(game: Geometry, mine: U64, candidates: U64) -> U64:
     """The cells among ``candidates`` where a piece would complete one of ``mine``'s lines."""
     out = np.zeros(mine.shape, dtype=np.uint64)
     for cell in range(game.cells):

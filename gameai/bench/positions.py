@@ -11,7 +11,7 @@ Positions come from random games: a seeded generator plays uniformly random colu
 stops at a ply drawn within the stage, and keeps the position if the game is live, the
 side to move has no immediate win (that would be trivial) and its solved distance falls
 in the difficulty asked. Each kept position is labelled with every legal move's exact
-score (:meth:`gameai.games.search.Searcher.solve`). Same seed, same positions, same
+score (:meth:`gameai.games.mnk.search.Searcher.solve`). Same seed, same positions, same
 labels: the generator's choices depend only on its random numbers and exact answers.
 """
 
@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gameai.games.board import Board
-from gameai.games.columns import drop_cell, to_moves
-from gameai.games.game import MnkGame
-from gameai.games.search import Searcher
-from gameai.games.solver import describe_score
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.columns import drop_cell, to_moves
+from gameai.games.mnk.game import MnkGame
+from gameai.games.mnk.scores import describe_score
+from gameai.games.mnk.search import Searcher
 
 STAGES = ("beginning", "middle", "end")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -212,7 +212,7 @@ def time_positions(game: MnkGame, labelled: list[Labelled], *, stage: str, diffi
                    time_limit: float | None = None, tt_bits: int = 22,
                    step: Callable[[], None] | None = None) -> Timing:
     """Solve each position's score from an empty table (clearing it is not timed)."""
-    from gameai.games.search import DEFAULT_TT_BITS, SearchTimeout
+    from gameai.games.mnk.search import DEFAULT_TT_BITS, SearchTimeout
 
     searcher = Searcher(game, tt_bits=tt_bits or DEFAULT_TT_BITS)
     times, cpu = [], []

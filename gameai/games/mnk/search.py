@@ -2,13 +2,13 @@
 
 For m,n,k games with or without gravity (Connect Four, ``mnk-4x5-4``) whose padded
 bitboard, ``(rows + 1) * cols`` bits, fits in 64. The numba kernels
-(:mod:`gameai.games.search_kernel`) follow John Tromp's and Pascal Pons's Connect Four
+(:mod:`gameai.games.mnk.search_kernel`) follow John Tromp's and Pascal Pons's Connect Four
 solvers: only moves that leave the opponent no immediate win are searched, moves are tried
 by how many winning cells they create, the window is narrowed by null-window searches, and
 a transposition table (canonical under the left-right mirror) keeps a lower and an upper
 bound per position, with enhanced transposition cutoffs.
 
-Scores are :mod:`gameai.games.solver`'s: from the side to move, a win in ``t`` plies scores
+Scores are :mod:`gameai.games.mnk.solver`'s: from the side to move, a win in ``t`` plies scores
 ``big - t``, a loss ``t - big``, a draw 0; so a faster win is better and a slower loss too.
 
 A search runs in slices of nodes; between slices the clock is read, and past the time
@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from gameai.games import budget
-from gameai.games import search_kernel as kern
-from gameai.games.board import Board
 from gameai.games.budget import Estimate
 from gameai.games.errors import GameError, TooLarge
-from gameai.games.game import MnkGame, as_mnk
-from gameai.games.interface import Game
-from gameai.games.solver import MoveOutcome, Solution, describe_score
+from gameai.games.interface import MoveOutcome, Solution
+from gameai.games.mnk import search_kernel as kern
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.geometry import Geometry, geometry_of
+from gameai.games.mnk.scores import describe_score
 
 DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
 SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
@@ -108,15 +108,15 @@ def _bound_text(lower: int, upper: int) -> str:
     return "unknown"
 
 
-def _move_name(game: MnkGame, move: int) -> str:
+def _move_name(game: Geometry, move: int) -> str:
     if game.gravity:
         return f"column {move % game.cols + 1}"
     return f"cell {move} (row {move // game.cols}, col {move % game.cols})"
 
 
-def supports(game: Game) -> bool:
+def supports(game: object) -> bool:
     """Whether the search solves ``game``: an m,n,k game whose padded bitboard fits."""
-    return isinstance(game, MnkGame) and (game.rows + 1) * game.cols <= 64
+    return isinstance(game, Geometry) and (game.rows + 1) * game.cols <= 64
 
 
 class Searcher:
@@ -130,8 +130,8 @@ class Searcher:
         OverBudget: the table would not fit the memory limit.
     """
 
-    def __init__(self, game: Game, *, tt_bits: int = DEFAULT_TT_BITS) -> None:
-        mnk = as_mnk(game)
+    def __init__(self, game: Geometry, *, tt_bits: int = DEFAULT_TT_BITS) -> None:
+        mnk = geometry_of(game)
         if not supports(mnk):
             raise TooLarge(f"{game.name}: the search needs (rows + 1) x cols <= 64 bits; "
                            f"{mnk.rows + 1} x {mnk.cols} is {(mnk.rows + 1) * mnk.cols}")
@@ -418,7 +418,7 @@ def to_external(score: int, ply: int) -> int:
     return 0
 
 
-def _move_order(game: MnkGame) -> list[int]:
+def _move_order(game: Geometry) -> list[int]:
     """Candidate masks, centre first: whole columns under gravity, else single cells."""
     h = game.rows + 1
     centre = (game.cols - 1) / 2
@@ -442,11 +442,11 @@ def _solution(board: Board, scores: dict[int, int]) -> Solution:
 
 
 _SHARED_GAMES = 2  # shared searchers kept (the oldest goes): each holds its table
-_shared: dict[MnkGame, Searcher] = {}
+_shared: dict[Geometry, Searcher] = {}
 _shared_lock = threading.Lock()
 
 
-def searcher(game: MnkGame) -> Searcher:
+def searcher(game: Geometry) -> Searcher:
     """The shared searcher of ``game`` (its table persists between calls), with the
     default table or, under a tight memory limit, the largest that takes at most half
     of it (down to ``MIN_TT_BITS``; below that, :class:`OverBudget`)."""
@@ -461,7 +461,7 @@ def searcher(game: MnkGame) -> Searcher:
         return found
 
 
-def reserve_table(game: Game, tt_bits: int) -> Searcher:
+def reserve_table(game: object, tt_bits: int) -> Searcher:
     """Give ``game``'s shared searcher a table of ``2**tt_bits`` slots when its own is
     smaller (a long judgement of openings wants more than a server's default); what the
     old table knew is dropped.
@@ -469,7 +469,7 @@ def reserve_table(game: Game, tt_bits: int) -> Searcher:
     Raises:
         OverBudget: the table would not fit the memory limit.
     """
-    mnk = as_mnk(game)
+    mnk = geometry_of(game)
     with _shared_lock:
         found = _shared.get(mnk)
         if found is None or len(found.tt) < 1 << tt_bits:
@@ -484,7 +484,7 @@ def forget_shared() -> None:
         _shared.clear()
 
 
-def _keep(game: MnkGame, made: Searcher) -> Searcher:
+def _keep(game: Geometry, made: Searcher) -> Searcher:
     while len(_shared) >= _SHARED_GAMES:
         del _shared[next(iter(_shared))]
     _shared[game] = made

@@ -1,11 +1,10 @@
-"""The m,n,k family: a ``rows x cols`` board, ``k`` in a row wins, X moves first; and
-:func:`get_game`, which finds a game of any family by name.
+"""The m,n,k family's game: a ``rows x cols`` board, ``k`` in a row wins, X moves first.
 
-A game is its four parameters; it implements :class:`gameai.games.interface.Game`, its
-action ids are cell indices, and its positions are :class:`gameai.games.board.Board`.
-Cells are numbered row-major from the top-left corner (``index = row * cols + col``), as
-the seed's ``(i, j)``. A position is a pair of bitmasks, one per player, so the rules
-below are integer arithmetic.
+A game is its four parameters (:class:`~gameai.games.mnk.geometry.Geometry`); it implements
+:class:`gameai.games.interface.Game`, its action ids are cell indices, and its positions are
+:class:`gameai.games.mnk.board.Board`. A position is a pair of bitmasks, one per player, so
+the rules are integer arithmetic. This module is the top of the family: it fronts the
+board, the solvers, the statistics and the batch parser, and none of them imports it.
 
 Named games:
 
@@ -14,8 +13,7 @@ Named games:
     mnk-4x5-4       4 rows x 5 columns, k=4 (seed 004's larger board)
     connect-four    6 rows x 7 columns, k=4, with gravity
 
-Any ``mnk-RxC-K`` and ``connect-RxC-K`` (gravity) parses too. The morris family's names
-are in :mod:`gameai.games.morris`.
+Any ``mnk-RxC-K`` and ``connect-RxC-K`` (gravity) parses too (:func:`find`).
 """
 
 from __future__ import annotations
@@ -29,15 +27,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import morris
 from gameai.games.errors import InvalidBoard, UnknownGame
-from gameai.games.interface import U64, Batch, Game, State
+from gameai.games.interface import U64, Batch, Game, Solution, State
+from gameai.games.mnk.geometry import MAX_CELLS, Geometry
 
 if TYPE_CHECKING:
-    from gameai.games.board import Board
-    from gameai.games.solver import Solution
-
-MAX_CELLS = 64  # a position is two machine words
+    from gameai.games.mnk.board import Board
 
 _NAMED = {
     "tictactoe": (3, 3, 3, False),
@@ -47,108 +42,27 @@ _NAMED = {
 _NAME_OF = {params: name for name, params in _NAMED.items()}
 _PATTERN = re.compile(r"(mnk|connect)-(\d+)x(\d+)-(\d+)")
 _DIGITS = 6  # sizes longer than this are refused as too large without parsing them
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
 @dataclass(frozen=True)
-class MnkGame(Game):
-    """One game of the family. Build it with :func:`get_game`; it is immutable and hashable."""
+class MnkGame(Geometry, Game):
+    """One game of the family: its :class:`Geometry` and the game interface over it. Find
+    it by name with :func:`find` (or :func:`gameai.games.get_game`); it is immutable and
+    hashable, one object per name."""
 
-    name: str
-    rows: int
-    cols: int
-    k: int
-    gravity: bool = False
     cell_kernels: ClassVar[bool] = True
-
-    @property
-    def cells(self) -> int:
-        return self.rows * self.cols
 
     @property
     def num_actions(self) -> int:
         return self.cells
 
-    @property
-    def big(self) -> int:
-        return self.cells + 1
-
     def split_action(self, action: int) -> tuple[int | None, int]:
         return None, action
-
-    @property
-    def full_mask(self) -> int:
-        return (1 << self.cells) - 1
-
-    @cached_property
-    def bottom_row(self) -> int:
-        """The bottom row's cells as a bitmask: the floor that gravity pieces rest on."""
-        return ((1 << self.cols) - 1) << (self.cols * (self.rows - 1))
-
-    @cached_property
-    def lines(self) -> tuple[int, ...]:
-        """Every winning line as a bitmask: rows, columns and both diagonals of length k."""
-        found = []
-        for r in range(self.rows):
-            for c in range(self.cols):
-                for dr, dc in _DIRECTIONS:
-                    end_r, end_c = r + dr * (self.k - 1), c + dc * (self.k - 1)
-                    if 0 <= end_r < self.rows and 0 <= end_c < self.cols:
-                        mask = 0
-                        for step in range(self.k):
-                            mask |= 1 << ((r + dr * step) * self.cols + c + dc * step)
-                        found.append(mask)
-        return tuple(found)
-
-    @cached_property
-    def lines_through(self) -> tuple[tuple[int, ...], ...]:
-        """For each cell, the lines that contain it (the only ones a move there can complete)."""
-        return tuple(
-            tuple(line for line in self.lines if line >> cell & 1) for cell in range(self.cells)
-        )
-
-    @cached_property
-    def symmetries(self) -> tuple[tuple[int, ...], ...]:
-        """The board's symmetries as cell permutations; ``perm[i]`` is where cell ``i`` goes.
-
-        Eight for a square board, four for a rectangle, and only the left-right mirror for a
-        gravity game (turning the board over would turn gravity too). The identity is first.
-        """
-        rows, cols = self.rows, self.cols
-        maps = [lambda r, c: (r, c), lambda r, c: (r, cols - 1 - c)]
-        if not self.gravity:
-            maps += [lambda r, c: (rows - 1 - r, c), lambda r, c: (rows - 1 - r, cols - 1 - c)]
-            if rows == cols:
-                maps += [
-                    lambda r, c: (c, r),
-                    lambda r, c: (cols - 1 - c, r),
-                    lambda r, c: (c, rows - 1 - r),
-                    lambda r, c: (cols - 1 - c, rows - 1 - r),
-                ]
-        perms = []
-        for fn in maps:
-            perm = []
-            for i in range(self.cells):
-                r, c = fn(*divmod(i, cols))
-                perm.append(r * cols + c)
-            perms.append(tuple(perm))
-        return tuple(dict.fromkeys(perms))  # a 1xN board's mirrors can coincide
 
     @cached_property
     def action_symmetries(self) -> tuple[tuple[int, ...], ...]:
         """Actions are cells, so they move as the cells do."""
         return self.symmetries
-
-    @cached_property
-    def inverse_symmetries(self) -> tuple[tuple[int, ...], ...]:
-        """``inverse[s][perm[s][i]] == i``: maps a cell of the transformed board back."""
-        result = []
-        for perm in self.symmetries:
-            inverse = [0] * self.cells
-            for i, j in enumerate(perm):
-                inverse[j] = i
-            result.append(tuple(inverse))
-        return tuple(result)
 
     def describe(self) -> str:
         kind = "gravity, " if self.gravity else ""
@@ -157,12 +71,12 @@ class MnkGame(Game):
     # -- the interface -------------------------------------------------------------------
 
     def initial(self) -> Board:
-        from gameai.games.board import Board
+        from gameai.games.mnk.board import Board
 
         return Board.empty(self)
 
     def parse(self, text: object, *, to_move: object = None) -> Board:
-        from gameai.games.board import Board
+        from gameai.games.mnk.board import Board
 
         board = Board.parse(self, text)
         if to_move is not None and to_move != "":
@@ -177,22 +91,22 @@ class MnkGame(Game):
 
     def parse_moves(self, text: object) -> Board:
         """Gravity games: the position after a column sequence (``"4453"``, columns from 1;
-        :mod:`gameai.games.columns`). Other m,n,k games take a board only."""
+        :mod:`gameai.games.mnk.columns`). Other m,n,k games take a board only."""
         if not self.gravity:
             return super().parse_moves(text)  # type: ignore[return-value]
-        from gameai.games.columns import parse_moves
+        from gameai.games.mnk.columns import parse_moves
 
         return parse_moves(self, text)
 
     def solve(self, state: State, *, time_limit: float | None = None) -> Solution:
-        from gameai.games.solver import solve
+        from gameai.games.mnk.solver import solve
 
         return solve(self._board(state), time_limit=time_limit)
 
     def optimal_actions(self, state: State, *, time_limit: float | None = None
                         ) -> tuple[int, ...]:
-        from gameai.games import search
-        from gameai.games.solver import searches
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
 
         if not searches(self):
             return super().optimal_actions(state, time_limit=time_limit)
@@ -201,8 +115,8 @@ class MnkGame(Game):
 
     def non_losing_actions(self, state: State, *, time_limit: float | None = None
                            ) -> tuple[int, ...]:
-        from gameai.games import search
-        from gameai.games.solver import searches
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
 
         if not searches(self):
             return super().non_losing_actions(state, time_limit=time_limit)
@@ -210,13 +124,14 @@ class MnkGame(Game):
         return search.searcher(self).non_losing_moves(board, time_limit=time_limit)
 
     def analyze(self) -> dict[str, Any]:
-        from gameai.games.stats import analyze
+        from gameai.games.mnk.stats import analyze
 
         return analyze(self)
 
     def move_scores(self) -> tuple[U64, npt.NDArray[np.int16], npt.NDArray[np.bool_]]:
-        from gameai.games.positions import enumerate_positions
-        from gameai.games.solver import back_up, score_layers
+        from gameai.games.mnk.positions import enumerate_positions
+        from gameai.games.mnk.scores import back_up
+        from gameai.games.mnk.solver import score_layers
 
         positions = enumerate_positions(self.initial())
         scores = score_layers(positions)
@@ -230,11 +145,11 @@ class MnkGame(Game):
         return np.concatenate(keys), np.concatenate(rows), np.concatenate(legal)
 
     def parse_batch(self, texts: Sequence[object], *, to_move: object = None) -> Batch:
-        """Parsed and checked with numpy (:mod:`gameai.games.mnk_batch`), no board objects:
+        """Parsed and checked with numpy (:mod:`gameai.games.mnk.batch`), no board objects:
         a fraction of a microsecond a board."""
-        from gameai.games.keys import MAX_VECTOR_CELLS, canonical_keys_and_syms, column_keys
-        from gameai.games.mnk_batch import parse_masks
-        from gameai.games.positions import playable_masks
+        from gameai.games.mnk.batch import parse_masks
+        from gameai.games.mnk.board import playable_masks
+        from gameai.games.mnk.keys import MAX_VECTOR_CELLS, canonical_keys_and_syms, column_keys
 
         x, o = parse_masks(self, texts)
         sides = np.where(np.bitwise_count(x) == np.bitwise_count(o), "X", "O")
@@ -257,13 +172,13 @@ class MnkGame(Game):
         return Batch(keys, syms, legal, sides.tolist(), (x, o))
 
     def canonical_many(self, states: Sequence[State]) -> tuple[U64, npt.NDArray[np.int8]]:
-        from gameai.games.keys import canonical_keys_and_syms
+        from gameai.games.mnk.keys import canonical_keys_and_syms
 
         x, o = self._masks(states)
         return canonical_keys_and_syms(self, x, o)
 
     def legal_many(self, states: Sequence[State]) -> npt.NDArray[np.bool_]:
-        from gameai.games.positions import playable_masks
+        from gameai.games.mnk.board import playable_masks
 
         x, o = self._masks(states)
         shifts = np.arange(self.cells, dtype=np.uint64)
@@ -276,8 +191,8 @@ class MnkGame(Game):
         return x, o
 
     def _board(self, state: State) -> Board:
-        from gameai.games.board import Board
         from gameai.games.errors import GameError
+        from gameai.games.mnk.board import Board
 
         if not isinstance(state, Board) or state.game is not self:
             raise GameError(f"not a position of {self.name}")
@@ -304,48 +219,22 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def known_games() -> tuple[str, ...]:
-    """The named games, for help texts and error messages."""
-    return (*_NAMED, "mnk-4x5-4", *morris.NAMED)
+NAMES = (*_NAMED, "mnk-4x5-4")
+PATTERNS = "mnk-RxC-K (R rows, C columns, K in a row) or connect-RxC-K (with gravity)"
 
 
-def get_game(name: str) -> Game:
-    """The game called ``name``: a named game, ``mnk-RxC-K``, ``connect-RxC-K`` or a morris
-    game (:mod:`gameai.games.morris`).
-
-    Names are normalised: ``mnk-3x3-3`` is ``tictactoe``, and a game is one object per name.
+def find(key: str) -> MnkGame | None:
+    """The m,n,k game a normalised name (lowercase, stripped) names, or None when it is no
+    name of this family. ``mnk-3x3-3`` is ``tictactoe``: one object per game.
 
     Raises:
-        UnknownGame: the name matches nothing, or its sizes are out of range.
+        UnknownGame: the name has this family's form but its sizes are out of range.
     """
-    if not isinstance(name, str):
-        raise UnknownGame(f"game name must be text, got {type(name).__name__}")
-    key = name.strip().lower()
-    found = morris.find(key)
-    if found is not None:
-        return found
-    return get_mnk_game(name)
-
-
-def get_mnk_game(name: str) -> MnkGame:
-    """The m,n,k game called ``name`` (for code that runs the m,n,k kernels themselves:
-    their benchmarks and the layered solver).
-
-    Raises:
-        UnknownGame: the name is no m,n,k game, or its sizes are out of range.
-    """
-    if not isinstance(name, str):
-        raise UnknownGame(f"game name must be text, got {type(name).__name__}")
-    key = name.strip().lower()
     if key in _NAMED:
         return _make(*_NAMED[key])
     match = _PATTERN.fullmatch(key)
     if not match:
-        shown = name if len(name) <= 40 else name[:40] + "..."
-        raise UnknownGame(
-            f"unknown game {shown!r}: known games are {', '.join(known_games())}, "
-            "or any mnk-RxC-K (R rows, C columns, K in a row) or connect-RxC-K (with gravity)"
-        )
+        return None
     shown = key if len(key) <= 40 else key[:40] + "..."
     if any(len(digits) > _DIGITS for digits in match.group(2, 3, 4)):
         raise UnknownGame(f"game {shown!r}: a board has at most {MAX_CELLS} cells")

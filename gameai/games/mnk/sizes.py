@@ -9,7 +9,7 @@ symmetries this is the number of canonical positions within a few percent
 game whose enumeration would take hours.
 
 The memory model is measured (``tracemalloc``) on the enumeration of
-:mod:`gameai.games.positions` and the backward pass of :mod:`gameai.games.solver`: each
+:mod:`gameai.games.mnk.positions` and the backward pass of :mod:`gameai.games.mnk.solver`: each
 layer holds ``HELD + 4 * cells`` bytes a position (keys, boards, flags, the children
 index), an expansion briefly needs :func:`candidate_bytes` for each child it generates,
 and the whole-game table adds ``TABLE_EXTRA`` a position while it is sorted.
@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from gameai.games.budget import Estimate
 from gameai.games.errors import TooLarge
-from gameai.games.game import MnkGame as Game
+from gameai.games.mnk.geometry import Geometry
 
 SAMPLES = 4096  # boards sampled per layer
 HELD = 26  # bytes a held position takes beyond its children index (keys, x, o, won, over)
@@ -49,25 +49,25 @@ class Layers:
         return round(float(self.positions.sum()))
 
 
-def held_bytes(game: Game) -> int:
+def held_bytes(game: Geometry) -> int:
     """Bytes a position of a held layer takes."""
     return HELD + 4 * game.cells
 
 
-def candidate_bytes(game: Game) -> int:
+def candidate_bytes(game: Geometry) -> int:
     """Bytes an expansion needs for each child it generates, while it runs (measured:
     122 for boards of two bytes a mask, 143 for three)."""
     return 80 + 21 * ((game.cells + 7) // 8)
 
 
-def solve_estimate(game: Game) -> Estimate:
+def solve_estimate(game: Geometry) -> Estimate:
     """Memory and time of enumerating and solving the whole of ``game``.
 
     Raises:
         TooLarge: the board has more than 40 cells: no position table can hold its keys,
             whatever the memory.
     """
-    from gameai.games.keys import MAX_VECTOR_CELLS
+    from gameai.games.mnk.keys import MAX_VECTOR_CELLS
 
     if game.cells > MAX_VECTOR_CELLS:
         raise TooLarge(f"{game.name} has {game.cells} cells; position tables handle at most "
@@ -86,7 +86,7 @@ def solve_estimate(game: Game) -> Estimate:
     return Estimate(f"solving the whole of {game.name}", int(peak), seconds, layers.total)
 
 
-def analyze_estimate(game: Game) -> Estimate:
+def analyze_estimate(game: Geometry) -> Estimate:
     """Memory and time of ``gameai analyze``: the solve and the game counts of every
     position (all games, and those without stupid moves)."""
     solve = solve_estimate(game)
@@ -97,7 +97,7 @@ def analyze_estimate(game: Game) -> Estimate:
 
 
 @lru_cache(maxsize=32)
-def estimate_layers(game: Game, *, samples: int = SAMPLES, seed: int = 0) -> Layers:
+def estimate_layers(game: Geometry, *, samples: int = SAMPLES, seed: int = 0) -> Layers:
     """:class:`Layers` of ``game`` from a seeded sample of boards per layer."""
     rng = np.random.default_rng(seed)
     occupied = _occupied_sets(game)
@@ -119,21 +119,21 @@ def estimate_layers(game: Game, *, samples: int = SAMPLES, seed: int = 0) -> Lay
         positions[d] = max(boards * share / syms, 1.0 if share > 0 else 0.0)
         live[d] = positions[d] * (going.sum() / max(reachable.sum(), 1))
         if going.any():
-            from gameai.games.positions import playable_masks
+            from gameai.games.mnk.board import playable_masks
 
             playable = playable_masks(game, (x | o)[going])
             moves[d] = float(np.bitwise_count(playable).mean())
     return Layers(positions, live, moves)
 
 
-def _occupied_sets(game: Game) -> list[int]:
+def _occupied_sets(game: Geometry) -> list[int]:
     """How many sets of ``d`` occupied cells a position can have, for each ``d``."""
     if not game.gravity:
         return [math.comb(game.cells, d) for d in range(game.cells + 1)]
     return _height_ways(game)[0]
 
 
-def _height_ways(game: Game) -> list[list[int]]:
+def _height_ways(game: Geometry) -> list[list[int]]:
     """``ways[c][s]``: column heights for columns ``c..`` that sum to ``s``."""
     ways = [[0] * (game.cells + 1) for _ in range(game.cols + 1)]
     ways[game.cols][0] = 1
@@ -143,7 +143,7 @@ def _height_ways(game: Game) -> list[list[int]]:
     return ways
 
 
-def _sample(game: Game, d: int, n: int, rng: np.random.Generator
+def _sample(game: Geometry, d: int, n: int, rng: np.random.Generator
             ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """``n`` boards with ``d`` pieces (X has ``ceil(d/2)``), uniform over such boards."""
     cells = game.cells
@@ -162,7 +162,7 @@ def _sample(game: Game, d: int, n: int, rng: np.random.Generator
             np.where(is_o, bits, np.uint64(0)).sum(axis=1, dtype=np.uint64))
 
 
-def _sample_heights(game: Game, d: int, n: int, rng: np.random.Generator
+def _sample_heights(game: Geometry, d: int, n: int, rng: np.random.Generator
                     ) -> npt.NDArray[np.bool_]:
     """Occupied cells of ``n`` gravity boards with ``d`` pieces, uniform over heights."""
     ways = np.array(_height_ways(game), dtype=np.float64)
@@ -187,7 +187,7 @@ def _has_line(masks: npt.NDArray[np.uint64], lines: npt.NDArray[np.uint64]
     return ((masks[:, None] & lines[None, :]) == lines[None, :]).any(axis=1)
 
 
-def _one_piece_made_it(game: Game, mover: npt.NDArray[np.uint64],
+def _one_piece_made_it(game: Geometry, mover: npt.NDArray[np.uint64],
                        occupied: npt.NDArray[np.uint64], lines: npt.NDArray[np.uint64]
                        ) -> npt.NDArray[np.bool_]:
     """Whether some piece of ``mover`` (one that could have been placed last: under

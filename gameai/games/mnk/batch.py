@@ -1,5 +1,5 @@
 """Many m,n,k boards at once: parsed into bitmask arrays with numpy, for
-:meth:`MnkGame.parse_batch <gameai.games.game.MnkGame.parse_batch>`.
+:meth:`Geometry.parse_batch <gameai.games.mnk.game.Geometry.parse_batch>`.
 
 The common case, a well-formed unfinished board of a game without gravity, is parsed and
 checked for the whole batch with numpy (a fraction of a microsecond a board). Every other
@@ -15,15 +15,15 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games.board import Board
 from gameai.games.errors import GameError, GameOver, InvalidBoard
-from gameai.games.game import MnkGame
 from gameai.games.interface import U64
+from gameai.games.mnk.board import Board
+from gameai.games.mnk.geometry import Geometry
 
 _X, _O, _EMPTY, _SEPARATOR = (ord(c) for c in "XO-|")
 
 
-def parse_masks(game: MnkGame, texts: Sequence[object]) -> tuple[U64, U64]:
+def parse_masks(game: Geometry, texts: Sequence[object]) -> tuple[U64, U64]:
     """The X and O bitmasks of the boards, each checked valid and unfinished.
 
     Raises:
@@ -58,7 +58,7 @@ def parse_masks(game: MnkGame, texts: Sequence[object]) -> tuple[U64, U64]:
     return x, o
 
 
-def _plainly_playable(game: MnkGame, x: U64, o: U64) -> npt.NDArray[np.bool_]:
+def _plainly_playable(game: Geometry, x: U64, o: U64) -> npt.NDArray[np.bool_]:
     """Boards whose counts are right, with no line and an empty cell: valid and unfinished."""
     nx, no = np.bitwise_count(x), np.bitwise_count(o)
     ok = ((nx == no) | (nx == no + 1)) & ((x & o) == 0)
@@ -69,7 +69,7 @@ def _plainly_playable(game: MnkGame, x: U64, o: U64) -> npt.NDArray[np.bool_]:
     return ok
 
 
-def _parse_one(game: MnkGame, text: object, i: int) -> Board:
+def _parse_one(game: Geometry, text: object, i: int) -> Board:
     error: GameError
     try:
         return Board.parse(game, text).require_playable()
