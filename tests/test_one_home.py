@@ -10,7 +10,7 @@ from pathlib import Path
 from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.positions import live_boards
-from gameai.trainer.schedules import annealed
+from gameai.trainer.learners.schedules import annealed
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("gameai", "tests")
@@ -28,7 +28,7 @@ def test_each_shared_helper_is_defined_once() -> None:
             if isinstance(node, ast.FunctionDef):
                 homes[node.name].append(str(path.relative_to(ROOT)))
     assert homes["live_boards"] == ["gameai/games/mnk/positions.py"]
-    assert homes["annealed"] == ["gameai/trainer/schedules.py"]
+    assert homes["annealed"] == ["gameai/trainer/learners/schedules.py"]
 
 
 def test_no_module_only_re_exports() -> None:

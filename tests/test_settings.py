@@ -13,8 +13,8 @@ from gameai.service.settings import SERVER
 from gameai.service.settings import load_settings as server_settings
 from gameai.settings import Setting, SettingsError, read, whole_number
 from gameai.store.connect import STORE, StoreSettings
-from gameai.trainer.settings import WORKER
-from gameai.trainer.settings import load_settings as worker_settings
+from gameai.trainer.worker.settings import WORKER
+from gameai.trainer.worker.settings import load_settings as worker_settings
 
 PORT = Setting("port", "GAMEAI_X_PORT", "--port", whole_number(1, 9), 5,
                file_variable="GAMEAI_X_PORT_FILE", file_flag="--port-file")

@@ -229,9 +229,13 @@ def run_bench_solver(args: argparse.Namespace) -> int:
 
     named = get_game(args.game)
     if _searched(named):
-        from gameai.cli.search_bench import run_search_bench
+        from gameai.bench import CannotBench
+        from gameai.bench.solver import run_search_bench
 
-        return run_search_bench(args, as_mnk(named))
+        try:
+            return run_search_bench(args, as_mnk(named))
+        except CannotBench as e:
+            raise CommandError(str(e)) from e
     if not named.cell_kernels:
         raise CommandError(f"bench solver times the layered m,n,k solver; {named.name} is "
                            "solved by retrograde analysis: time it with 'gameai bench "

@@ -59,8 +59,8 @@ def run_bench_levels(args: argparse.Namespace) -> int:
     from gameai.games import get_game
     from gameai.games.mnk import search
     from gameai.games.mnk.solver import searches
-    from gameai.trainer.book import Book, default_book
-    from gameai.trainer.calibrate import calibrate
+    from gameai.trainer.evaluation.book import Book, default_book
+    from gameai.trainer.evaluation.calibrate import calibrate
     from gameai.trainer.progress import Progress
 
     game = get_game(args.game)

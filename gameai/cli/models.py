@@ -99,7 +99,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_bench_store(args: argparse.Namespace) -> int:
-    from gameai.store import bench
+    from gameai.bench import store as bench
 
     if args.n < 1:
         raise CommandError(f"-n must be at least 1, not {args.n}", USAGE)
@@ -284,7 +284,7 @@ def _publish_exact(store: ModelStore, game: str, args: argparse.Namespace) -> No
     import time
 
     from gameai.games import TooLarge, get_game
-    from gameai.trainer.exact import exact_model
+    from gameai.trainer.evaluation.exact import exact_model
 
     started = time.perf_counter()
     try:

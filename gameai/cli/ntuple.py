@@ -63,8 +63,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_bench_ntuple(args: argparse.Namespace) -> int:
+    from gameai.bench.ntuple import latency, strength
     from gameai.models import NtupleModel
-    from gameai.trainer.ntuple_bench import latency, strength
 
     model = read_model(args.model)
     if not isinstance(model, NtupleModel):
@@ -80,7 +80,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     if not args.skip_strength and model.game.cells <= 16:
         report["strength"] = strength(model, depths=depths, progress=say)
     if args.selfplay:
-        from gameai.trainer.ntuple_bench import selfplay
+        from gameai.bench.ntuple import selfplay
 
         report["selfplay"] = selfplay(model.game, games=args.selfplay, progress=say,
                                       params=_shape(model))
@@ -89,8 +89,8 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
 
         from gameai.games.mnk import search
         from gameai.games.mnk.solver import searches
-        from gameai.trainer.book import Book, default_book
-        from gameai.trainer.judge import judge
+        from gameai.trainer.evaluation.book import Book, default_book
+        from gameai.trainer.evaluation.judge import judge
 
         if not 16 <= args.table_bits <= 30:
             raise CommandError(f"--table-bits: from 16 to 30, got {args.table_bits}")
@@ -105,7 +105,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "
                                f"games, not {model.game.name}")
-        from gameai.trainer.ntuple_bench import position_errors
+        from gameai.bench.ntuple import position_errors
 
         report["positions"] = position_errors(model, depths=judged, count=args.positions,
                                               seed=args.positions_seed, progress=say)

@@ -75,6 +75,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from gameai.service.bench import main
+    from gameai.bench.server import main
 
     return main(args)

@@ -150,7 +150,7 @@ def register_memory_bench(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def run_bench_memory(args: argparse.Namespace) -> int:
-    from gameai.trainer.memory_bench import run
+    from gameai.bench.memory import run
 
     try:
         figures = run()
@@ -169,8 +169,8 @@ def run_bench_memory(args: argparse.Namespace) -> int:
 
 
 def run_bench_schedules(args: argparse.Namespace) -> int:
-    from gameai.trainer.bench import schedules
-    from gameai.trainer.learner import BadParameter
+    from gameai.bench.learners import schedules
+    from gameai.trainer.learners.base import BadParameter
     from gameai.trainer.training import CannotTrain
 
     settings = [parse_params([p for p in text.split(",") if p]) for text in args.setting or [""]]
@@ -223,7 +223,7 @@ def _share(text: str) -> float:
 
 def run_train(args: argparse.Namespace) -> int:
     from gameai.games import get_game
-    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.learners.base import BadParameter
     from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
@@ -296,8 +296,8 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
     judge = None
     if args.judge_games:
-        from gameai.trainer.book import default_book
-        from gameai.trainer.judge import GateJudge
+        from gameai.trainer.evaluation.book import default_book
+        from gameai.trainer.evaluation.judge import GateJudge
 
         if not 0 < args.judge_time <= 600:
             raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
@@ -337,9 +337,9 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
 
 def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
             ) -> tuple[Model, dict[str, Any]]:
-    from gameai.trainer.evaluate import evaluate
-    from gameai.trainer.learner import build_params
-    from gameai.trainer.mlp import MlpParams, distill, restamp
+    from gameai.trainer.evaluation.evaluate import evaluate
+    from gameai.trainer.learners.base import build_params
+    from gameai.trainer.learners.mlp import MlpParams, distill, restamp
     from gameai.trainer.progress import Progress
     from gameai.trainer.training import with_evaluation
 
@@ -369,7 +369,7 @@ def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
 def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
     from gameai.store import StoreError, StoreUnavailable
     from gameai.store.connect import StoreSettings, open_store
-    from gameai.trainer.gates import publish, who
+    from gameai.trainer.worker.gates import publish, who
 
     settings = StoreSettings.load({"store_url": args.store_url,
                                    "store_prefix": args.store_prefix})
@@ -385,7 +385,7 @@ def _publish(args: argparse.Namespace, model: Model) -> dict[str, Any]:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from gameai.games.budget import estimate_text
-    from gameai.trainer.evaluate import evaluate, evaluation_estimate
+    from gameai.trainer.evaluation.evaluate import evaluate, evaluation_estimate
 
     if args.file and (args.version or args.game):
         raise CommandError("give a model FILE, or --game and --version of a stored one")
@@ -422,8 +422,8 @@ def stored_model(args: argparse.Namespace) -> Model:
 
 
 def run_bench_selfplay(args: argparse.Namespace) -> int:
+    from gameai.bench.learners import selfplay
     from gameai.games import get_game
-    from gameai.trainer.bench import selfplay
     from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
@@ -441,9 +441,9 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
 
 
 def run_bench_learners(args: argparse.Namespace) -> int:
+    from gameai.bench.learners import learners
     from gameai.games import get_game
-    from gameai.trainer.bench import learners
-    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.learners.base import BadParameter
     from gameai.trainer.training import CannotTrain
 
     try:

@@ -18,7 +18,7 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
     lines = [f"{model.game.describe()}: {model.kind} model by {info.algorithm}, "
              f"{info.games_played:,} games, {report['model_bytes']:,} bytes"]
     if "losses_as_x" in report and "losses_as_o" in report:
-        from gameai.trainer.evaluate import unbeatable
+        from gameai.trainer.evaluation.evaluate import unbeatable
 
         verdict = "unbeatable" if unbeatable(report) else "beatable"
         what = report.get("opponent_counts", "lines")

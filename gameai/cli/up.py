@@ -255,7 +255,7 @@ def _publish_exact(url: str, prefix: str, games: list[str]) -> dict[str, str]:
     memory limit; what ``up`` says about each."""
     from gameai.games import TooLarge, get_game
     from gameai.store import ModelStore
-    from gameai.trainer.exact import exact_model
+    from gameai.trainer.evaluation.exact import exact_model
 
     said = {}
     store = ModelStore.from_url(url, prefix=prefix)

@@ -1,4 +1,4 @@
-"""``gameai trainer``: the long-running training worker (:mod:`gameai.trainer.worker`).
+"""``gameai trainer``: the long-running training worker (:mod:`gameai.trainer.worker.main`).
 
 The handler turns the flags into the worker's settings and the worker's named errors into
 exit statuses: 2 for a setting, parameter or warm start that cannot be used, 3 when the
@@ -61,10 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_trainer(args: argparse.Namespace) -> int:
     from gameai.store import StoreUnavailable
-    from gameai.trainer.learner import BadParameter
-    from gameai.trainer.settings import SettingsError, load_settings
+    from gameai.trainer.learners.base import BadParameter
     from gameai.trainer.training import CannotTrain
-    from gameai.trainer.worker import main
+    from gameai.trainer.worker.main import main
+    from gameai.trainer.worker.settings import SettingsError, load_settings
 
     flags = {**vars(args), "params": parse_params(args.param)}
     try:

@@ -14,7 +14,7 @@ every model, so a new game or a new kind of model gets the levels for free:
 ``best`` is the default: the model's top move, as every answer was before levels (a
 perfect model's top move already wins at once where it can; a win in one is played even
 when an imperfect model ranks it lower). How strong each level plays against perfect and
-random play is measured by ``gameai bench levels`` (:mod:`gameai.trainer.calibrate`) and
+random play is measured by ``gameai bench levels`` (:mod:`gameai.trainer.evaluation.calibrate`) and
 published in docs/levels.md. The move server (:func:`gameai.service.core.best_move`) and the
 calibration play by the same functions.
 

@@ -1,6 +1,7 @@
 """The measured strength of each level of play, as the server shows it.
 
-``gameai bench levels --game G --save`` (:mod:`gameai.trainer.calibrate`) records a game's figures
+``gameai bench levels --game G --save`` (:mod:`gameai.trainer.evaluation.calibrate`) records a
+game's figures
 in ``levels.json`` beside this module; the server reads the file once at start and shows a
 game's figures with its levels (``GET /v1/games/{game}/levels``, ``ListLevels``, the web
 board's level picker). A game without figures still has its levels, only not their

@@ -22,18 +22,18 @@ from typing import Any
 
 from gameai.games import Game
 from gameai.models import Model
-from gameai.trainer.defaults import defaults_for
-from gameai.trainer.evaluate import evaluate, unbeatable
-from gameai.trainer.gates import perfect
-from gameai.trainer.judge import GateJudge
-from gameai.trainer.learner import Learner, Params, RoundStats, build_params
-from gameai.trainer.ntuple import NtupleLearner
-from gameai.trainer.qlearning import QLearner
-from gameai.trainer.qlearning_graph import QGraphLearner
-from gameai.trainer.tally import TallyLearner
-from gameai.trainer.tally_graph import TallyGraphLearner
-from gameai.trainer.td import TdLearner
-from gameai.trainer.td_graph import TdGraphLearner
+from gameai.trainer.evaluation.evaluate import evaluate, unbeatable
+from gameai.trainer.evaluation.judge import GateJudge
+from gameai.trainer.learners.base import Learner, Params, RoundStats, build_params
+from gameai.trainer.learners.defaults import defaults_for
+from gameai.trainer.learners.ntuple import NtupleLearner
+from gameai.trainer.learners.qlearning import QLearner
+from gameai.trainer.learners.qlearning_graph import QGraphLearner
+from gameai.trainer.learners.tally import TallyLearner
+from gameai.trainer.learners.tally_graph import TallyGraphLearner
+from gameai.trainer.learners.td import TdLearner
+from gameai.trainer.learners.td_graph import TdGraphLearner
+from gameai.trainer.worker.gates import perfect
 
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
                                       "qlearning": QLearner, "ntuple": NtupleLearner}
@@ -55,7 +55,7 @@ class CannotTrain(ValueError):
 def make_learner(game: Game, algorithm: str, *, seed: int = 0,
                  params: dict[str, Any] | None = None) -> Learner:
     """A fresh learner of ``algorithm`` for ``game``, with the game's defaults
-    (:mod:`gameai.trainer.defaults`) under ``params``.
+    (:mod:`gameai.trainer.learners.defaults`) under ``params``.
 
     Raises:
         CannotTrain: unknown algorithm, or a board too large for the tables.

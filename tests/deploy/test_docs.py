@@ -42,7 +42,7 @@ def test_every_declared_setting_is_documented_with_its_flag(command: str) -> Non
     """Every setting the process declares (gameai.settings), with its variable, its file
     form and, where the command has it, its flag."""
     from gameai.service.settings import SERVER
-    from gameai.trainer.settings import WORKER
+    from gameai.trainer.worker.settings import WORKER
 
     rows = documented_rows()
     cli_flags = {o for a in subcommand(command)._actions for o in a.option_strings}

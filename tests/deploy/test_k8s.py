@@ -167,7 +167,7 @@ def test_redis_persists_and_reads_its_password_from_the_secret(
 def test_pods_use_secrets_that_exist_and_contract_settings_only(
         objects: dict[tuple[str, str], Any]) -> None:
     from gameai.service.settings import SERVER
-    from gameai.trainer.settings import WORKER
+    from gameai.trainer.worker.settings import WORKER
 
     known = settings() | {s.variable for s in (*SERVER, *WORKER)} | {
         s.file_variable for s in (*SERVER, *WORKER) if s.file_variable}

@@ -9,8 +9,8 @@ import pytest
 
 from gameai.games import get_game
 from gameai.games.mnk.search import SearchTimeout
-from gameai.trainer.book import Book
-from gameai.trainer.calibrate import SearchPlayer
+from gameai.trainer.evaluation.book import Book
+from gameai.trainer.evaluation.calibrate import SearchPlayer
 
 
 def test_answers_are_kept_written_and_read_back(tmp_path):

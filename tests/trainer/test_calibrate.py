@@ -14,7 +14,7 @@ from gameai.cli import main
 from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.models.oracle import solver_model
-from gameai.trainer.calibrate import (
+from gameai.trainer.evaluation.calibrate import (
     PerfectPlayer,
     Tally,
     calibrate,
@@ -125,7 +125,7 @@ def test_the_search_player_plays_the_solvers_optimal_moves() -> None:
     """Past the tables the perfect opponent asks the game's solver position by position:
     on tic-tac-toe its optimal moves are the table player's in every live position."""
     from gameai.games.mnk.positions import live_boards
-    from gameai.trainer.calibrate import SearchPlayer
+    from gameai.trainer.evaluation.calibrate import SearchPlayer
 
     table, search = PerfectPlayer(TTT), SearchPlayer(TTT, time_limit=5)
     for board in live_boards(TTT):
@@ -147,7 +147,7 @@ def random_position(game, plies: int, rng: random.Random):
 
 
 def test_the_search_player_past_its_time_plays_the_best_bound_and_says_so() -> None:
-    from gameai.trainer.calibrate import SearchPlayer
+    from gameai.trainer.evaluation.calibrate import SearchPlayer
 
     game = get_game("connect-four")
     player, rng = SearchPlayer(game, time_limit=0.01), random.Random(1)

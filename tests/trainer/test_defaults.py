@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gameai.games import get_game
-from gameai.trainer.defaults import MEASURED
+from gameai.trainer.learners.defaults import MEASURED
 from gameai.trainer.training import make_learner
 
 

@@ -9,7 +9,7 @@ import pytest
 from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.models.oracle import solver_model
-from gameai.trainer.evaluate import (
+from gameai.trainer.evaluation.evaluate import (
     _merge,
     _solved,
     checks,

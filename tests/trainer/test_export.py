@@ -8,9 +8,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import gameai.trainer.export
+import gameai.trainer.learners.export
 from gameai.games import get_game
 from gameai.games.budget import ENV, OverBudget
+from gameai.trainer.learners import export
 from gameai.trainer.training import make_learner
 
 
@@ -21,7 +22,7 @@ def test_chunks_never_change_the_model(monkeypatch, name, algorithm):
     learner = make_learner(get_game(name), algorithm, seed=2)
     learner.play(2000)
     whole = learner.export()
-    monkeypatch.setattr(gameai.trainer.export, "CHUNK", 7)
+    monkeypatch.setattr(gameai.trainer.learners.export, "CHUNK", 7)
     chunked = learner.export()
     assert np.array_equal(whole.keys, chunked.keys)
     assert np.array_equal(whole.values, chunked.values, equal_nan=True)
@@ -33,23 +34,23 @@ def test_a_streaming_exports_peak_is_measured(algorithm):
     learner = make_learner(get_game("four-in-a-row"), algorithm, seed=1)
     learner.play(20_000)
     seen = []
-    require = gameai.trainer.export.budget.require
+    require = gameai.trainer.learners.export.budget.require
 
     def spy(estimate, limit=None):
         seen.append(estimate.bytes)
         return require(estimate, limit)
 
-    gameai.trainer.export.budget.require = spy
+    gameai.trainer.learners.export.budget.require = spy
     tracemalloc.start()
     try:
         model = learner.export()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-        gameai.trainer.export.budget.require = require
+        gameai.trainer.learners.export.budget.require = require
     entries = len(learner.table)
     own = model.keys.nbytes + model.values.nbytes
-    chunk = gameai.trainer.export.CHUNK * 16 * 90
+    chunk = gameai.trainer.learners.export.CHUNK * 16 * 90
     print(f"{algorithm}: {entries:,} entries, peak {peak:,} bytes, model {own:,}, "
           f"estimate {max(seen):,}")
     assert peak < own + 64 * entries + chunk  # before: about 1 KB an entry
@@ -60,20 +61,20 @@ def test_an_export_says_its_time_before_it_starts():
     learner = make_learner(get_game("four-in-a-row"), "tally", seed=1)
     learner.play(2_000)
     seen = []
-    require = gameai.trainer.export.budget.require
+    require = gameai.trainer.learners.export.budget.require
 
     def spy(estimate, limit=None):
         seen.append(estimate)
         return require(estimate, limit)
 
-    gameai.trainer.export.budget.require = spy
+    gameai.trainer.learners.export.budget.require = spy
     try:
         learner.export()
     finally:
-        gameai.trainer.export.budget.require = require
+        gameai.trainer.learners.export.budget.require = require
     # 16 cells an entry at the measured rate, stated before the model's arrays exist
     assert seen and all(e.seconds == pytest.approx(
-        len(learner.table) * 16 * gameai.trainer.export.POOLED_SECONDS["tally"]) for e in seen)
+        len(learner.table) * 16 * export.POOLED_SECONDS["tally"]) for e in seen)
     assert "s" in seen[-1].describe().rsplit(" and ", 1)[1]
 
 

@@ -11,12 +11,12 @@ import pytest
 from gameai.models import NtupleModel
 from gameai.models.ntuple import DEFAULT_DEPTH
 from gameai.store import ModelStore
-from gameai.trainer.evaluate import evaluate
-from gameai.trainer.gates import check_gates, check_judged, compare_measure
-from gameai.trainer.judge import GateJudge, served_policy
-from gameai.trainer.settings import load_settings
+from gameai.trainer.evaluation.evaluate import evaluate
+from gameai.trainer.evaluation.judge import GateJudge, served_policy
 from gameai.trainer.training import make_learner
-from gameai.trainer.worker import main
+from gameai.trainer.worker.gates import check_gates, check_judged, compare_measure
+from gameai.trainer.worker.main import main
+from gameai.trainer.worker.settings import load_settings
 
 
 def _judged(judge: GateJudge, model):
@@ -78,7 +78,7 @@ def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
     assert (perfect_x["wins"], perfect_x["draws"], perfect_x["losses"]) == (0, 60, 0)
     assert weak["judged"]["measures"][0]["losses"] > 0
     # repeated lines are not independent samples: the band counts distinct lines only
-    from gameai.trainer.calibrate import Tally
+    from gameai.trainer.evaluation.calibrate import Tally
 
     for m in weak["judged"]["measures"]:
         assert 1 <= m["distinct_games"] <= m["games"] == 60
@@ -102,7 +102,7 @@ def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
 
 def test_indistinguishable_is_not_a_regression_and_a_distinguishable_drop_is():
     def score(wins, draws, losses):
-        from gameai.trainer.calibrate import Tally
+        from gameai.trainer.evaluation.calibrate import Tally
 
         t = Tally(wins, draws, losses)
         return {
@@ -181,7 +181,7 @@ def test_the_worker_trains_judges_publishes_and_promotes_connect_four(redis_url,
 
 
 def test_judge_settings_are_checked(redis_url):
-    from gameai.trainer.settings import SettingsError
+    from gameai.trainer.worker.settings import SettingsError
 
     with pytest.raises(SettingsError, match="--judge-time"):
         _settings(redis_url, judge_time=0)
@@ -195,7 +195,7 @@ def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
     ``gameai_trainer_evaluation{metric="judged_..."}``."""
     from prometheus_client import CollectorRegistry
 
-    from gameai.trainer.metrics import TrainerMetrics
+    from gameai.trainer.worker.metrics import TrainerMetrics
 
     registry = CollectorRegistry()
     metrics = TrainerMetrics(registry, game="tictactoe", algorithm="ntuple")

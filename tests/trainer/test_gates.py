@@ -4,9 +4,9 @@ import pytest
 
 from gameai.models import TableModel
 from gameai.store import ModelStore
-from gameai.trainer.evaluate import evaluate
-from gameai.trainer.gates import check_gates, measure, perfect, promote_version, publish
+from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.training import with_evaluation
+from gameai.trainer.worker.gates import check_gates, measure, perfect, promote_version, publish
 
 from .conftest import prefer
 

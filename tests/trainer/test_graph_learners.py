@@ -12,11 +12,11 @@ from gameai.games import get_game
 from gameai.games.graph import build_graph
 from gameai.models import ModelInfo
 from gameai.models.oracle import solver_model
-from gameai.trainer import evaluate as cell_evaluate
-from gameai.trainer import evaluate_graph
-from gameai.trainer.graphplay import make_graph_spec
-from gameai.trainer.td_graph import TdGraphLearner
+from gameai.trainer.evaluation import evaluate as cell_evaluate
+from gameai.trainer.evaluation import graph as evaluate_graph
+from gameai.trainer.learners.td_graph import TdGraphLearner
 from gameai.trainer.training import make_learner, train
+from gameai.trainer.walkers.position_graph import make_graph_spec
 
 STANDARD = "three-mens-morris"
 FIXED = ModelInfo(game=STANDARD, algorithm="fixed", created_at="2026-01-01T00:00:00Z")
@@ -28,7 +28,7 @@ MASK = (1 << 64) - 1
 
 
 class Rng:
-    """splitmix64, as :mod:`gameai.trainer.selfplay` draws it."""
+    """splitmix64, as :mod:`gameai.trainer.walkers.bitboard` draws it."""
 
     def __init__(self, seed: int) -> None:
         self.state = seed % (1 << 64)
@@ -59,7 +59,8 @@ class Rng:
 
 
 def python_td(learner: TdGraphLearner, games: int) -> tuple[list[float], list[int]]:
-    """The epsilon-greedy td games of :func:`gameai.trainer.td_graph._td_graph_games`, in Python."""
+    """The epsilon-greedy td games of :func:`gameai.trainer.learners.td_graph._td_graph_games`, in
+    Python."""
     p, spec = learner.params, learner.spec
     rng = Rng(learner.seed)
     V = [0.5] * len(learner.graph)
@@ -255,7 +256,7 @@ def test_td_becomes_perfect_on_the_seeds_that_plateaued(seed):
 
 
 def test_random_starts_is_checked():
-    from gameai.trainer.learner import BadParameter
+    from gameai.trainer.learners.base import BadParameter
 
     with pytest.raises(BadParameter, match="random_starts"):
         make_learner(get_game(STANDARD), "tally", params={"random_starts": "1.5"})

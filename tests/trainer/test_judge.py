@@ -9,8 +9,8 @@ import numpy as np
 from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.models.oracle import solver_model
-from gameai.trainer.calibrate import perfect_player
-from gameai.trainer.judge import NoisySolver, judge, stage_positions
+from gameai.trainer.evaluation.calibrate import perfect_player
+from gameai.trainer.evaluation.judge import NoisySolver, judge, stage_positions
 
 
 def test_the_perfect_model_never_loses_and_never_errs():

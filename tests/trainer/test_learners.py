@@ -7,8 +7,14 @@ import pytest
 from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.models import ModelInfo, load_model
-from gameai.trainer.evaluate import evaluate, losses, optimal_move_rate, unbeatable, vs_random
-from gameai.trainer.learner import BadParameter
+from gameai.trainer.evaluation.evaluate import (
+    evaluate,
+    losses,
+    optimal_move_rate,
+    unbeatable,
+    vs_random,
+)
+from gameai.trainer.learners.base import BadParameter
 from gameai.trainer.training import CannotTrain, make_learner, train
 
 FIXED = ModelInfo(game="tictactoe", algorithm="fixed", created_at="2026-01-01T00:00:00Z")

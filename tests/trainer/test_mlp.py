@@ -5,9 +5,9 @@ import pytest
 
 from gameai.games.mnk.board import Board
 from gameai.models import MlpModel, load_model
-from gameai.trainer.evaluate import evaluate, optimal_moves, unbeatable
-from gameai.trainer.learner import BadParameter, build_params
-from gameai.trainer.mlp import MlpParams, distill, training_positions
+from gameai.trainer.evaluation.evaluate import evaluate, optimal_moves, unbeatable
+from gameai.trainer.learners.base import BadParameter, build_params
+from gameai.trainer.learners.mlp import MlpParams, distill, training_positions
 from gameai.trainer.training import make_learner, train
 
 

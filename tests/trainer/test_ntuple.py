@@ -6,8 +6,8 @@ import pytest
 
 from gameai.games import get_game
 from gameai.models import NtupleModel, load_model
-from gameai.trainer.evaluate import losses, optimal_move_rate, vs_random
-from gameai.trainer.learner import BadParameter
+from gameai.trainer.evaluation.evaluate import losses, optimal_move_rate, vs_random
+from gameai.trainer.learners.base import BadParameter
 from gameai.trainer.training import CannotTrain, make_learner, train
 
 
@@ -153,8 +153,8 @@ def test_shared_weights_actors_learn(ttt):
 def test_position_errors_count_the_moves_the_solver_ranks_lower():
     """bench ntuple --positions: an error is a move whose exact outcome is worse than the
     best one's, recounted here from the solver's own answers."""
+    from gameai.bench.ntuple import position_errors
     from gameai.games import get_game as game_named
-    from gameai.trainer.ntuple_bench import position_errors
 
     game = game_named("connect-4x5-4")
     learner = make_learner(game, "ntuple", seed=2)

@@ -4,10 +4,10 @@ import pytest
 from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.keys import base3_keys, canonical_keys
-from gameai.trainer.export import boards_of, child_keys, expand
-from gameai.trainer.selfplay import below, make_spec, next_u64, seed_state, uniform
-from gameai.trainer.table import EMPTY, Table, find, insert
+from gameai.trainer.learners.export import boards_of, child_keys, expand
+from gameai.trainer.learners.hashtable import EMPTY, Table, find, insert
 from gameai.trainer.training import make_learner
+from gameai.trainer.walkers.bitboard import below, make_spec, next_u64, seed_state, uniform
 
 from .conftest import random_boards
 

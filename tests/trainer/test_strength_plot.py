@@ -63,7 +63,7 @@ def test_strength_points_carry_each_measures_interval():
 
 
 def test_judge_every_spaces_the_judged_checkpoints(ttt):
-    from gameai.trainer.judge import GateJudge
+    from gameai.trainer.evaluation.judge import GateJudge
     from gameai.trainer.training import make_learner, train
 
     learner = make_learner(ttt, "ntuple", seed=1)

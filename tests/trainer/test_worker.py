@@ -18,11 +18,11 @@ import pytest
 
 from gameai.store import ModelStore, RedisServer
 from gameai.store.embedded import free_port
-from gameai.trainer.evaluate import evaluate
-from gameai.trainer.gates import publish
-from gameai.trainer.settings import WorkerSettings, load_settings
+from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.training import with_evaluation
-from gameai.trainer.worker import IDLE_POLL, main
+from gameai.trainer.worker.gates import publish
+from gameai.trainer.worker.main import IDLE_POLL, main
+from gameai.trainer.worker.settings import WorkerSettings, load_settings
 
 from .conftest import prefer
 

@@ -37,7 +37,7 @@ from gameai.games.mnk.keys import (
     symmetric_keys,
 )
 from gameai.games.mnk.positions import has_line_through
-from gameai.trainer.table import EMPTY, Table
+from gameai.trainer.learners.hashtable import EMPTY, Table
 
 F64 = npt.NDArray[np.float64]
 F32 = npt.NDArray[np.float32]

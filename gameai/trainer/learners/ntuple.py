@@ -21,7 +21,7 @@ is cut (``G_t = -B_{t+1}``: Watkins' cut, so a random move never teaches the one
 it that it was good), so the targets are those of greedy play. Each weight read by ``s_t``
 moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples; ``alpha``
 annealed like epsilon). ``exploring_starts``: the share of games that open with a
-random number of random moves (:func:`gameai.trainer.selfplay.random_opening`; at most
+random number of random moves (:func:`gameai.trainer.walkers.bitboard.random_opening`; at most
 ``opening_plies`` of them when given), so positions after an opponent's blunder are met
 too. With ``tcl`` the step of each weight is scaled by temporal
 coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
@@ -57,9 +57,9 @@ from gameai.models.ntuple_kernels import (
     tuple_indices,
     wins,
 )
-from gameai.trainer.learner import Learner, Params, require
-from gameai.trainer.schedules import annealed
-from gameai.trainer.selfplay import U64, below, greedy, random_opening, seed_state, uniform
+from gameai.trainer.learners.base import Learner, Params, require
+from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
 
 
 @dataclass(frozen=True)

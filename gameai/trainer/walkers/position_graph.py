@@ -10,8 +10,9 @@ The draw rule is applied as the game states it: a move to a position that has al
 occurred twice in the game draws it (the third occurrence). So a game's length is
 bounded (``2 * positions + 1`` plies) and the kernels size their buffers by it.
 
-:class:`GraphLearner` is the base of the three graph learners (:mod:`gameai.trainer.td_graph`,
-:mod:`gameai.trainer.qlearning_graph`, :mod:`gameai.trainer.tally_graph`).
+:class:`GraphLearner` is the base of the three graph learners
+(:mod:`gameai.trainer.learners.td_graph`,
+:mod:`gameai.trainer.learners.qlearning_graph`, :mod:`gameai.trainer.learners.tally_graph`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import numpy.typing as npt
 from gameai.games import Game
 from gameai.games.graph import DRAWN, LOST, StateGraph
 from gameai.models import Model, ModelInfo, TableModel
-from gameai.trainer.learner import Learner, Params, require
-from gameai.trainer.selfplay import below, uniform
+from gameai.trainer.learners.base import Learner, Params, require
+from gameai.trainer.walkers.bitboard import below, uniform
 
 F64 = npt.NDArray[np.float64]
 GO_ON, WIN, DRAW = 0, 1, 2  # what a move does for its mover

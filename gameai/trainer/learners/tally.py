@@ -27,9 +27,10 @@ import numba as nb
 import numpy as np
 
 from gameai.models import Model, ModelInfo
-from gameai.trainer.export import POOLED_SECONDS, boards_of, stream_pooled
-from gameai.trainer.learner import CellLearner, Params, require
-from gameai.trainer.selfplay import (
+from gameai.trainer.learners.base import CellLearner, Params, require
+from gameai.trainer.learners.export import POOLED_SECONDS, boards_of, stream_pooled
+from gameai.trainer.learners.hashtable import Table, insert
+from gameai.trainer.walkers.bitboard import (
     Spec,
     child_raw,
     completes_line,
@@ -39,7 +40,6 @@ from gameai.trainer.selfplay import (
     random_opening,
     uniform,
 )
-from gameai.trainer.table import Table, insert
 
 WIN, DRAW, LOSS = 100.0, 10.0, -1.0  # seed 000's weights
 

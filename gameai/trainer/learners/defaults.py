@@ -22,7 +22,7 @@ from gameai.games import Game
 from gameai.games.mnk.game import as_mnk
 from gameai.games.mnk.keys import MAX_VECTOR_CELLS
 from gameai.games.mnk.sizes import estimate_layers
-from gameai.trainer.learner import Params
+from gameai.trainer.learners.base import Params
 
 # games of exploration half-life per canonical position: four-in-a-row's measured best
 # (tau_halflife 2,000,000 for 1,217,977 positions) rounded

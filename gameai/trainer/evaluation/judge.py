@@ -4,7 +4,8 @@ For one model and one policy (the network alone, or its search ``depth`` plies d
 the server plays it):
 
 * **vs perfect as X**: the model moves first against the exact solver's play, a move drawn
-  uniformly among the optimal replies (:func:`gameai.trainer.calibrate.perfect_player`: the
+  uniformly among the optimal replies (:func:`gameai.trainer.evaluation.calibrate.perfect_player`:
+  the
   whole-game table where it fits, else the search within a time limit a position);
 * **vs noisy solvers as O**: the model moves second against a solver that plays a
   uniformly random *non-losing* move with probability ``p`` (0.1, 0.2, 0.3) and an
@@ -29,8 +30,15 @@ from typing import Any
 from gameai.games import Game, State
 from gameai.games.mnk.search import SearchTimeout
 from gameai.models import Model
-from gameai.trainer.book import Book
-from gameai.trainer.calibrate import Z95, PerfectPlayer, Player, perfect_player, play_game, wilson
+from gameai.trainer.evaluation.book import Book
+from gameai.trainer.evaluation.calibrate import (
+    Z95,
+    PerfectPlayer,
+    Player,
+    perfect_player,
+    play_game,
+    wilson,
+)
 
 NOISE = (0.1, 0.2, 0.3)
 STAGES = ("beginning", "middle", "end")
@@ -254,7 +262,8 @@ def served_policy(model: Model) -> tuple[Model, str]:
 
 
 class GateJudge:
-    """The solver-based measures the gates compare (:func:`gameai.trainer.gates.check_judged`), of
+    """The solver-based measures the gates compare
+    (:func:`gameai.trainer.worker.gates.check_judged`), of
     the policy a server would play (:func:`served_policy`), in the order they rank:
 
     * boards whose whole-game solver table fits (four-in-a-row and smaller): ``lines_lost``,
@@ -289,8 +298,8 @@ class GateJudge:
 
     def measures(self, model: Model, report: dict[str, Any]) -> dict[str, Any]:
         """The judged measures of ``model``, whose evaluator's report is ``report``."""
-        from gameai.trainer.calibrate import Tally
-        from gameai.trainer.evaluate import line_outcomes
+        from gameai.trainer.evaluation.calibrate import Tally
+        from gameai.trainer.evaluation.evaluate import line_outcomes
 
         started = time.perf_counter()
         policy, name = served_policy(model)

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from gameai.cli.common import CommandError
+from gameai.bench import CannotBench
 from gameai.games.mnk.game import MnkGame
 
 # The classes the targets name, and the time limit each position is given
@@ -24,7 +24,7 @@ def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:
     if args.empty:
         return _empty_board(args, game)
     if not game.gravity:
-        raise CommandError(f"{game.name} has no benchmark positions (they are drawn for "
+        raise CannotBench(f"{game.name} has no benchmark positions (they are drawn for "
                            "gravity games); time its empty board with --empty")
     from tqdm import tqdm
 

@@ -29,7 +29,7 @@ def run(cases: tuple[str, ...] = CASES) -> dict[str, Any]:
     """Each case in its own process: its estimate, measured peak and their ratio."""
     rows = []
     for case in cases:
-        done = subprocess.run([sys.executable, "-m", "gameai.trainer.memory_bench", case],
+        done = subprocess.run([sys.executable, "-m", "gameai.bench.memory", case],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"{case}: {done.stderr.strip().splitlines()[-1:]}")
@@ -74,7 +74,7 @@ def measure(case: str) -> dict[str, Any]:
         def work() -> object:
             return analyze(as_mnk(game))
     elif kind == "evaluate":
-        from gameai.trainer.evaluate import optimal_moves
+        from gameai.trainer.evaluation.evaluate import optimal_moves
         from gameai.trainer.training import make_learner
 
         learner = make_learner(game, "td", seed=1)

@@ -33,7 +33,8 @@ from gameai.games import budget
 from gameai.games.mnk.game import as_mnk
 from gameai.games.mnk.keys import U64, canonical_keys
 from gameai.models import Model, ModelInfo
-from gameai.trainer.export import (
+from gameai.trainer.learners.base import CellLearner, Params, require
+from gameai.trainer.learners.export import (
     boards_of,
     children_of,
     expand,
@@ -41,9 +42,9 @@ from gameai.trainer.export import (
     stream_rows,
     table_keys,
 )
-from gameai.trainer.learner import CellLearner, Params, require
-from gameai.trainer.schedules import annealed
-from gameai.trainer.selfplay import (
+from gameai.trainer.learners.hashtable import Table, find, insert
+from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.walkers.bitboard import (
     Spec,
     below,
     child_canonical,
@@ -56,7 +57,6 @@ from gameai.trainer.selfplay import (
     reset_keys,
     uniform,
 )
-from gameai.trainer.table import Table, find, insert
 
 _BOLTZMANN, _EPSILON = 0, 1
 

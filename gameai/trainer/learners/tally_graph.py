@@ -1,7 +1,8 @@
-"""Seeds 000 and 001's reward tallies (:mod:`gameai.trainer.tally`) along a state graph.
+"""Seeds 000 and 001's reward tallies (:mod:`gameai.trainer.learners.tally`) along a state graph.
 
 The same tallies, choice, exploration, parameters and export as
-:class:`gameai.trainer.tally.TallyLearner`, per (position as played, move). A game's weight is
+:class:`gameai.trainer.learners.tally.TallyLearner`, per (position as played, move). A game's
+weight is
 ``length_base ** (cells - length)`` as there, with games longer than ``cells`` plies (which
 an m,n,k game never plays) weighted 1 like a game of ``cells`` plies: a morris game can
 last hundreds of plies before the draw rule ends it, and a weight that kept shrinking
@@ -17,7 +18,10 @@ import numpy as np
 
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
-from gameai.trainer.graphplay import (
+from gameai.trainer.learners.base import Params
+from gameai.trainer.learners.tally import DRAW, LOSS, WIN, TallyParams, score_to_value
+from gameai.trainer.walkers.bitboard import U64, greedy, uniform
+from gameai.trainer.walkers.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -25,15 +29,12 @@ from gameai.trainer.graphplay import (
     move_result,
     start,
 )
-from gameai.trainer.learner import Params
-from gameai.trainer.selfplay import U64, greedy, uniform
-from gameai.trainer.tally import DRAW, LOSS, WIN, TallyParams, score_to_value
 
 
 @dataclass(frozen=True)
 class TallyGraphParams(TallyParams):
     """:class:`TallyParams` and ``random_starts``
-    (:class:`gameai.trainer.graphplay.GraphLearner`)."""
+    (:class:`gameai.trainer.walkers.position_graph.GraphLearner`)."""
 
     random_starts: float = 0.2
 
@@ -54,7 +55,8 @@ class TallyGraphLearner(GraphLearner):
 
     @property
     def exploration(self) -> float:
-        """As :attr:`gameai.trainer.tally.TallyLearner.exploration`, over the positions met."""
+        """As :attr:`gameai.trainer.learners.tally.TallyLearner.exploration`, over the positions
+        met."""
         n = self.n[self.n > 0]
         c = self.params.explore_c
         return float(np.mean(c / (c + n))) if len(n) else 1.0

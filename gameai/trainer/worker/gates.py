@@ -15,7 +15,7 @@ A figure the evaluator had to omit cannot pass a gate that needs it, so a game t
 for the exhaustive opponent is never auto-promoted by these gates.
 
 A report with solver-based measures of the policy a server plays (``judged``, made by
-:class:`gameai.trainer.judge.GateJudge` for the n-tuple worker, issue 14) is held to **no
+:class:`gameai.trainer.evaluation.judge.GateJudge` for the n-tuple worker, issue 14) is held to **no
 regression** instead (:func:`check_judged`): an n-tuple network is never perfect, and on
 Connect Four nothing is exhaustive, so such a candidate is promoted when no measure shows
 it worse than production, a measure with a sampling error counting as worse only when the
@@ -33,8 +33,8 @@ from typing import Any
 
 from gameai.models import Model
 from gameai.store import ModelStore, Pinned
-from gameai.trainer.calibrate import Z95
-from gameai.trainer.evaluate import must_not_lose, unbeatable
+from gameai.trainer.evaluation.calibrate import Z95
+from gameai.trainer.evaluation.evaluate import must_not_lose, unbeatable
 
 
 @dataclass(frozen=True)

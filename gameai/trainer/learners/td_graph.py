@@ -1,6 +1,7 @@
-"""Seeds 002 and 004's afterstate TD(0) (:mod:`gameai.trainer.td`) along a state graph.
+"""Seeds 002 and 004's afterstate TD(0) (:mod:`gameai.trainer.learners.td`) along a state graph.
 
-The same update, parameters, exploration and export as :class:`gameai.trainer.td.TdLearner`; the
+The same update, parameters, exploration and export as
+:class:`gameai.trainer.learners.td.TdLearner`; the
 afterstate of a move is the canonical id of the position it leads to, so values are shared
 by symmetric images as there. A move that ends the game is worth 1 (a win) or
 ``draw_value`` (a drawn end, or the third occurrence of a position: the draw rule), and
@@ -24,7 +25,11 @@ import numpy as np
 
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
-from gameai.trainer.graphplay import (
+from gameai.trainer.learners.base import Params
+from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.learners.td import TdParams
+from gameai.trainer.walkers.bitboard import U64, greedy, uniform
+from gameai.trainer.walkers.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -32,10 +37,6 @@ from gameai.trainer.graphplay import (
     move_result,
     start,
 )
-from gameai.trainer.learner import Params
-from gameai.trainer.schedules import annealed
-from gameai.trainer.selfplay import U64, greedy, uniform
-from gameai.trainer.td import TdParams
 
 
 @dataclass(frozen=True)

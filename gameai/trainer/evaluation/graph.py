@@ -1,5 +1,5 @@
 """The honest evaluator for games evaluated along their state graph (morris, and any game
-without the m,n,k kernels): the same report as :mod:`gameai.trainer.evaluate`, the same
+without the m,n,k kernels): the same report as :mod:`gameai.trainer.evaluation.evaluate`, the same
 meaning of "unbeatable".
 
 * ``losses_as_x`` / ``losses_as_o`` and ``draws_as_x`` / ``draws_as_o``: the exhaustive
@@ -18,7 +18,7 @@ meaning of "unbeatable".
   solver's value.
 * ``vs_random``: seeded games against uniformly random moves, under the draw rule.
 * ``opponent_counts``: ``"lines"`` or ``"positions"``, what the figures above count.
-* ``game_value``, ``model_bytes``, ``omitted``: as in :mod:`gameai.trainer.evaluate`.
+* ``game_value``, ``model_bytes``, ``omitted``: as in :mod:`gameai.trainer.evaluation.evaluate`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import numpy.typing as npt
 from gameai.games import Game
 from gameai.games.graph import DRAWN, LOST, StateGraph
 from gameai.models import Model
-from gameai.trainer.graphplay import GraphSpec, forget, make_graph_spec, move_result
-from gameai.trainer.selfplay import U64, seed_state, uniform
+from gameai.trainer.walkers.bitboard import U64, seed_state, uniform
+from gameai.trainer.walkers.position_graph import GraphSpec, forget, make_graph_spec, move_result
 
 RANDOM_GAMES = 1000
 
@@ -258,7 +258,8 @@ def _random_games(spec: GraphSpec, policy: np.ndarray, side: int, games: int, rn
 
 def evaluate_graph(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0
                    ) -> dict[str, Any]:
-    """Every figure of the report (see :mod:`gameai.trainer.evaluate`); omitted ones say why."""
+    """Every figure of the report (see :mod:`gameai.trainer.evaluation.evaluate`); omitted ones say
+    why."""
     report: dict[str, Any] = {}
     counted = set()
     policy = graph_policy(model, model.game.state_graph())

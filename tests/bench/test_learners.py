@@ -3,7 +3,7 @@ The same figures come from ``gameai bench selfplay`` and ``gameai bench learners
 
 import pytest
 
-from gameai.trainer.bench import SELFPLAY_TARGET, learners, selfplay
+from gameai.bench.learners import SELFPLAY_TARGET, learners, selfplay
 
 pytestmark = pytest.mark.bench
 
@@ -23,7 +23,7 @@ def test_learners_reach_perfect_within_their_targets():
 
 
 def test_memory_estimates_hold_within_a_fifth():
-    from gameai.trainer.memory_bench import run
+    from gameai.bench.memory import run
 
     # tally's pooled export: many of its entries hold nothing, and only the rows written
     # are counted (and allocated)

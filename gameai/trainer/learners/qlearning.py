@@ -28,7 +28,8 @@ import numpy as np
 
 from gameai.games.mnk.keys import base3_keys
 from gameai.models import Model, ModelInfo
-from gameai.trainer.export import (
+from gameai.trainer.learners.base import CellLearner, Params, require
+from gameai.trainer.learners.export import (
     POOLED_SECONDS,
     boards_of,
     children_of,
@@ -36,9 +37,9 @@ from gameai.trainer.export import (
     stream_pooled,
     table_keys,
 )
-from gameai.trainer.learner import CellLearner, Params, require
-from gameai.trainer.schedules import annealed
-from gameai.trainer.selfplay import (
+from gameai.trainer.learners.hashtable import Table, find, insert
+from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.walkers.bitboard import (
     Spec,
     child_raw,
     completes_line,
@@ -48,7 +49,6 @@ from gameai.trainer.selfplay import (
     random_opening,
     uniform,
 )
-from gameai.trainer.table import Table, find, insert
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games.budget import Estimate, require
-from gameai.trainer.selfplay import U64
+from gameai.trainer.walkers.bitboard import U64
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

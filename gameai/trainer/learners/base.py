@@ -9,7 +9,7 @@ Each algorithm runs on one of two engines, chosen by what the game offers
 (:attr:`gameai.games.Game.cell_kernels`): :class:`CellLearner` plays m,n,k games in
 kernels over bitmasks and hash tables of position keys (any board up to 40 cells);
 :class:`GraphLearner` plays any game small enough to enumerate, in kernels over its state
-graph (:mod:`gameai.trainer.graphplay`), with the same updates and the same parameters.
+graph (:mod:`gameai.trainer.walkers.position_graph`), with the same updates and the same parameters.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numpy as np
 from gameai.games import Game
 from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, TableModel
-from gameai.trainer.selfplay import Spec, make_spec, seed_state
-from gameai.trainer.table import Table
+from gameai.trainer.learners.hashtable import Table
+from gameai.trainer.walkers.bitboard import Spec, make_spec, seed_state
 
 BATCH = 4096  # games per kernel call: the table grows between calls
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from gameai.models import CorruptModel, Model
 from gameai.store import ModelStore, Pin, StoreError, StoreUnavailable
-from gameai.trainer.gates import judged_order, measure, perfect
+from gameai.trainer.worker.gates import judged_order, measure, perfect
 
 log = logging.getLogger("gameai.trainer")
 Report = dict[str, Any]

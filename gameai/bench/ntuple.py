@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from gameai.bench.server import percentile, serving
 from gameai.games import Game, get_game
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.positions import live_boards
 from gameai.models import NtupleModel
 from gameai.models.oracle import solver_model
-from gameai.service.bench import percentile, serving
-from gameai.trainer.evaluate import line_outcomes
+from gameai.trainer.evaluation.evaluate import line_outcomes
 
 
 def random_positions(game: Game, count: int, seed: int = 0) -> list[str]:
@@ -223,7 +223,7 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
     from gameai.games.mnk.game import as_mnk
     from gameai.games.mnk.search import Searcher
     from gameai.games.mnk.solver import default_cache_dir
-    from gameai.trainer.calibrate import wilson
+    from gameai.trainer.evaluation.calibrate import wilson
 
     game = as_mnk(model.game)
     searcher = Searcher(game)

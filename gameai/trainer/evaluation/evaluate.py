@@ -23,7 +23,7 @@ Figures (the JSON of ``gameai evaluate``):
 Everything is vectorised over whole layers of positions through ``Model.move_values``;
 a tic-tac-toe model is evaluated in a few milliseconds. This is the evaluator of games
 with the m,n,k kernels; any other game (morris, whose positions repeat) is evaluated along
-its state graph by :mod:`gameai.trainer.evaluate_graph`, with the same report and the same
+its state graph by :mod:`gameai.trainer.evaluation.graph`, with the same report and the same
 meaning of "unbeatable", and :func:`evaluate` sends it there.
 """
 
@@ -48,7 +48,7 @@ from gameai.games.mnk.positions import Positions, enumerate_positions
 from gameai.games.mnk.scores import back_up
 from gameai.games.mnk.solver import score_layers
 from gameai.models import Model
-from gameai.trainer.export import Children, expand
+from gameai.trainer.learners.export import Children, expand
 
 CHUNK = 65536  # positions per vectorised step (bounds the memory)
 TREE_LIMIT = 2_000_000  # positions the exhaustive opponent may hold in one layer
@@ -386,7 +386,7 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
              tree_limit: int = TREE_LIMIT) -> dict[str, Any]:
     """Every figure of the report (see the module docstring); omitted ones say why."""
     if not model.game.cell_kernels:
-        from gameai.trainer.evaluate_graph import evaluate_graph
+        from gameai.trainer.evaluation.graph import evaluate_graph
 
         return evaluate_graph(model, random_games=random_games, seed=seed)
     report: dict[str, Any] = {}

@@ -1,7 +1,9 @@
-"""Seed 003's state values with the Bellman update (:mod:`gameai.trainer.qlearning`) along a state
+"""Seed 003's state values with the Bellman update (:mod:`gameai.trainer.learners.qlearning`) along
+a state
 graph.
 
-The same update, rewards, parameters and export as :class:`gameai.trainer.qlearning.QLearner`:
+The same update, rewards, parameters and export as
+:class:`gameai.trainer.learners.qlearning.QLearner`:
 two agents value every position (as played, no symmetry, as seed 003 keys it) from their
 own side, with ``alpha = 1 / N(s)``. A move to a position's third occurrence ends the
 game as a draw (the draw rule) and is rewarded as one.
@@ -16,7 +18,11 @@ import numpy as np
 
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
-from gameai.trainer.graphplay import (
+from gameai.trainer.learners.base import Params
+from gameai.trainer.learners.qlearning import QParams
+from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.walkers.bitboard import U64, greedy, uniform
+from gameai.trainer.walkers.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -24,15 +30,12 @@ from gameai.trainer.graphplay import (
     move_result,
     start,
 )
-from gameai.trainer.learner import Params
-from gameai.trainer.qlearning import QParams
-from gameai.trainer.schedules import annealed
-from gameai.trainer.selfplay import U64, greedy, uniform
 
 
 @dataclass(frozen=True)
 class QGraphParams(QParams):
-    """:class:`QParams` and ``random_starts`` (:class:`gameai.trainer.graphplay.GraphLearner`)."""
+    """:class:`QParams` and ``random_starts``
+    (:class:`gameai.trainer.walkers.position_graph.GraphLearner`)."""
 
     random_starts: float = 0.2
 

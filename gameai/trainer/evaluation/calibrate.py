@@ -38,7 +38,7 @@ from gameai.games.mnk.search import MoveBounds, SearchTimeout
 from gameai.models import Model
 from gameai.models.levels import LEVELS, Level, choose, winning_actions
 from gameai.models.model import MoveValue
-from gameai.trainer.book import Book
+from gameai.trainer.evaluation.book import Book
 
 OPPONENTS = ("perfect", "random")
 SIDES = ("X", "O")
@@ -241,7 +241,8 @@ def calibrate(game: Game, model: Model, *, games: int = 2000, seed: int = 0,
             server's).
         time_limit: seconds the search may take on a position, for a game past the
             whole-game tables (:class:`SearchPlayer`).
-        book: where that search keeps its proved answers (:class:`gameai.trainer.book.Book`).
+        book: where that search keeps its proved answers
+        (:class:`gameai.trainer.evaluation.book.Book`).
         progress: called with the number of games just played (for a progress bar).
     """
     started = time.perf_counter()

@@ -11,14 +11,14 @@ import os
 import time
 from typing import Any
 
+from gameai.bench.baseline import python_td_games
 from gameai.games import get_game
 from gameai.games.mnk.game import as_mnk
 from gameai.models import Model
-from gameai.trainer.baseline import python_td_games
-from gameai.trainer.evaluate import evaluate, unbeatable
-from gameai.trainer.gates import perfect
-from gameai.trainer.mlp import distill
+from gameai.trainer.evaluation.evaluate import evaluate, unbeatable
+from gameai.trainer.learners.mlp import distill
 from gameai.trainer.training import LEARNERS, make_learner, train
+from gameai.trainer.worker.gates import perfect
 
 SELFPLAY_TARGET = 100_000  # tic-tac-toe games per second, learning included
 PERFECT_TARGETS = {"td": 10.0, "qlearning": 10.0, "tally": 60.0}  # seconds, worst seed
@@ -134,7 +134,7 @@ def schedules(game_name: str, algorithm: str, *, seconds: float,
     """Per parameter setting: the same seed's learner plays until ``seconds`` of self-play
     (the round that crosses it finishes), then one evaluation: losing lines as X and O and
     the optimal-move rate against self-play time (``gameai bench schedules``, the figures
-    behind :mod:`gameai.trainer.defaults`)."""
+    behind :mod:`gameai.trainer.learners.defaults`)."""
     game = get_game(game_name)
     make_learner(game, algorithm, seed=seed).play(10)  # warm the kernel
     rows = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.models.oracle import solver_model
-from gameai.trainer.evaluate import evaluate
+from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.training import with_evaluation
 
 LABEL = "the exact solver's values (gameai models publish-exact), not learned"

@@ -1,6 +1,6 @@
 """The plain-Python yardstick of ``gameai bench selfplay``: the td learner's self-play and
 updates written as an ordinary Python loop over integer bitmasks and a dict, with the same
-canonical keys, Boltzmann choice and backward replay as :mod:`gameai.trainer.td`."""
+canonical keys, Boltzmann choice and backward replay as :mod:`gameai.trainer.learners.td`."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 It trains in short rounds of self-play (a fraction of a second each). Every
 ``publish_every`` games, while evaluation stays within ``eval_share`` of its time, it
 exports the model and evaluates it. A candidate is published only when it passes the gates
-against the best model known (:mod:`gameai.trainer.gates`: unbeatable, perfect where the solver
+against the best model known (:mod:`gameai.trainer.worker.gates`: unbeatable, perfect where the
+solver
 can tell, better than production), or every time with ``--publish every`` (which never
 idles: the operator asked for versions); with ``--promote auto`` it then becomes
 ``production`` unless an operator has pinned production. At most one version goes out per
@@ -38,15 +39,15 @@ from typing import Any
 
 from gameai.models import Model
 from gameai.store import ModelStore, StoreError, StoreUnavailable
-from gameai.trainer.book import default_book
-from gameai.trainer.evaluate import evaluate
-from gameai.trainer.gates import check_gates, promote_version, publish
-from gameai.trainer.judge import GateJudge
-from gameai.trainer.learner import Learner
-from gameai.trainer.metrics import MetricsServer, TrainerMetrics
-from gameai.trainer.production import Own, ProductionView
-from gameai.trainer.settings import SettingsError, WorkerSettings
+from gameai.trainer.evaluation.book import default_book
+from gameai.trainer.evaluation.evaluate import evaluate
+from gameai.trainer.evaluation.judge import GateJudge
+from gameai.trainer.learners.base import Learner
 from gameai.trainer.training import opening_values, with_evaluation
+from gameai.trainer.worker.gates import check_gates, promote_version, publish
+from gameai.trainer.worker.metrics import MetricsServer, TrainerMetrics
+from gameai.trainer.worker.production import Own, ProductionView
+from gameai.trainer.worker.settings import SettingsError, WorkerSettings
 
 log = logging.getLogger("gameai.trainer")
 ROUND_SECONDS = 0.25  # self-play between checks of the stop flag and the retry clock
@@ -83,7 +84,8 @@ class Worker:
         self.published: list[int] = []
         self.idle = False
         # n-tuple networks are judged as served (with search) by the solver-based measures
-        # and held to no regression (gameai.trainer.gates.check_judged); tables keep their gates
+        # and held to no regression (gameai.trainer.worker.gates.check_judged); tables keep their
+        # gates
         # the searched opponent's proved answers survive restarts in the cache's book
         self.judge = GateJudge(settings.game, games=settings.judge_games,
                                time_limit=settings.judge_time, seed=learner.seed,
@@ -367,8 +369,8 @@ def main(settings: WorkerSettings) -> int:
     from prometheus_client import CollectorRegistry
 
     from gameai.store.connect import open_store
-    from gameai.trainer.gates import who
     from gameai.trainer.training import make_learner
+    from gameai.trainer.worker.gates import who
 
     learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
                            params=settings.params)

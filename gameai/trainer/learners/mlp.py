@@ -32,9 +32,9 @@ from gameai.games.mnk.keys import U64, canonical_keys
 from gameai.games.mnk.positions import enumerate_positions
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
 from gameai.models.model import encode_inputs
-from gameai.trainer.evaluate import policy_positions
-from gameai.trainer.export import boards_of, expand
-from gameai.trainer.learner import Params, require
+from gameai.trainer.evaluation.evaluate import policy_positions
+from gameai.trainer.learners.base import Params, require
+from gameai.trainer.learners.export import boards_of, expand
 
 F64 = npt.NDArray[np.float64]
 
