@@ -5,7 +5,7 @@ from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.keys import base3_keys, canonical_keys
 from gameai.trainer.learners.export import boards_of, child_keys, expand
-from gameai.trainer.learners.hashtable import EMPTY, Table, find, insert
+from gameai.trainer.learners.hashtable import EMPTY, HashTable, find, insert
 from gameai.trainer.training import make_learner
 from gameai.trainer.walkers.bitboard import below, make_spec, next_u64, seed_state, uniform
 
@@ -56,7 +56,7 @@ def test_generator_is_seeded_and_uniform():
 
 
 def test_table_finds_inserts_and_keeps_rows_when_it_grows():
-    table = Table({"v": (np.float64, (), 0.5), "n": (np.int64, (2,), 0)}, capacity=16)
+    table = HashTable({"v": (np.float64, (), 0.5), "n": (np.int64, (2,), 0)}, capacity=16)
     keys = np.arange(1, 200, dtype=np.uint64) * np.uint64(7919)
     for i, key in enumerate(keys[:5]):
         slot = insert(table.keys, table.used, key)

@@ -40,7 +40,7 @@ TABLE_FORMAT = 1
 TABLE_SECONDS = 10.0  # estimated build time up to which a whole-game table is preferred
 
 
-class Table:
+class ScoreTable:
     """Scores of a set of canonical positions, looked up by canonical key."""
 
     def __init__(self, game: Geometry, keys: U64, scores: npt.NDArray[np.int8]) -> None:
@@ -78,13 +78,13 @@ def score_layers(positions: Positions) -> list[npt.NDArray[np.int8]]:
     return result
 
 
-def solve_positions(positions: Positions) -> Table:
+def solve_positions(positions: Positions) -> ScoreTable:
     scores = score_layers(positions)
     keys = np.concatenate([layer.keys for layer in positions.layers])
-    return Table(positions.game, keys, np.concatenate(scores))
+    return ScoreTable(positions.game, keys, np.concatenate(scores))
 
 
-def game_table(game: Geometry, *, cache_dir: Path | None = None) -> Table:
+def game_table(game: Geometry, *, cache_dir: Path | None = None) -> ScoreTable:
     """The scores of every position of ``game``, from the disk cache or computed and cached.
 
     Raises:
@@ -114,13 +114,13 @@ def table_is_quick(game: Geometry) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _game_table(game: Geometry, cache_dir: Path) -> Table:
+def _game_table(game: Geometry, cache_dir: Path) -> ScoreTable:
     path = cache_dir / f"solver-{game.name}-v{TABLE_FORMAT}.npz"
     try:
         with np.load(path, allow_pickle=False) as data:
             keys, scores = data["keys"], data["scores"]
             if keys.dtype == np.uint64 and scores.dtype == np.int8 and keys.shape == scores.shape:
-                return Table(game, keys, scores)
+                return ScoreTable(game, keys, scores)
     except (OSError, KeyError, ValueError):
         pass  # missing or damaged: compute it again
     table = solve_positions(enumerate_positions(Board.empty(game)))
@@ -146,7 +146,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "gameai"
 
 
-def table_for(board: Board, *, limit: int | None = None) -> Table:
+def table_for(board: Board, *, limit: int | None = None) -> ScoreTable:
     """A table that covers ``board`` and everything after it: the whole-game table when it
     fits the memory limit, else the board's own subtree."""
     if limit is None and whole_game_fits(board.game):
@@ -191,7 +191,7 @@ def searches(game: object) -> bool:
     return isinstance(game, Geometry) and search.supports(game) and not table_is_quick(game)
 
 
-def solution_from_table(board: Board, table: Table) -> Solution:
+def solution_from_table(board: Board, table: ScoreTable) -> Solution:
     game = board.game
     moves = board.legal_moves()
     children = [board.play(m) for m in moves]

@@ -25,7 +25,7 @@ import numpy as np
 from gameai.games import Game
 from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, TableModel
-from gameai.trainer.learners.hashtable import Table
+from gameai.trainer.learners.hashtable import HashTable
 from gameai.trainer.walkers.bitboard import Spec, make_spec, seed_state
 
 BATCH = 4096  # games per kernel call: the table grows between calls
@@ -199,7 +199,7 @@ class CellLearner(Learner):
         self.table = self._new_table()
 
     @abc.abstractmethod
-    def _new_table(self) -> Table:
+    def _new_table(self) -> HashTable:
         """The empty value table."""
 
     def _reserve(self, games: int) -> None:

@@ -37,7 +37,7 @@ from gameai.games.mnk.keys import (
     symmetric_keys,
 )
 from gameai.games.mnk.positions import has_line_through
-from gameai.trainer.learners.hashtable import EMPTY, Table
+from gameai.trainer.learners.hashtable import EMPTY, HashTable
 
 F64 = npt.NDArray[np.float64]
 F32 = npt.NDArray[np.float32]
@@ -104,7 +104,7 @@ def child_keys(game: Game, x: U64, o: U64, *, canonical: bool = True) -> U64:
     return out
 
 
-def table_keys(table: Table) -> U64:
+def table_keys(table: HashTable) -> U64:
     """The keys ``table`` holds, ascending, with the empty board's (0) among them: one array
     of 8 bytes an entry (no index of slots)."""
     held = table.keys != EMPTY
@@ -116,7 +116,7 @@ def table_keys(table: Table) -> U64:
     return keys[1:] if len(keys) > 1 and keys[1] == 0 else keys
 
 
-def children_of(game: Game, table: Table, keys: U64, *, canonical: bool
+def children_of(game: Game, table: HashTable, keys: U64, *, canonical: bool
                 ) -> tuple[Children, npt.NDArray[np.int64]]:
     """The children of the positions ``keys`` and the slot in ``table`` of each child (-1
     where it holds none); keys are canonical or, with ``canonical=False``, seed 003's raw

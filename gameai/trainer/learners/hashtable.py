@@ -4,7 +4,7 @@ A 3**cells array indexed by key is fine for tic-tac-toe (19,683 rows) but not fo
 four-in-a-row (43 million), so every learner keeps only the positions it has met: keys in
 a power-of-two array probed linearly, values in parallel column arrays. Kernels find and
 insert with :func:`find` and :func:`insert`; the Python side grows the table between
-batches of games (:meth:`Table.reserve`), so a kernel never runs out of room.
+batches of games (:meth:`HashTable.reserve`), so a kernel never runs out of room.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def find_many(keys: U64, queries: U64) -> npt.NDArray[np.int64]:
     return out
 
 
-class Table:
-    """Keys and named value columns, e.g. ``Table({"v": (np.float64, (), 0.5)})``.
+class HashTable:
+    """Keys and named value columns, e.g. ``HashTable({"v": (np.float64, (), 0.5)})``.
 
     ``table.columns[name][slot]`` is a row; unused slots hold the column's initial value,
     so a newly inserted key starts from it without the kernel writing anything.

@@ -37,7 +37,7 @@ from gameai.trainer.learners.export import (
     stream_pooled,
     table_keys,
 )
-from gameai.trainer.learners.hashtable import Table, find, insert
+from gameai.trainer.learners.hashtable import HashTable, find, insert
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.walkers.bitboard import (
     Spec,
@@ -89,8 +89,8 @@ class QLearner(CellLearner):
     params_type = QParams
     params: QParams
 
-    def _new_table(self) -> Table:
-        return Table({"v": (np.float64, (2,), 0.0), "n": (np.int64, (), 0)})
+    def _new_table(self) -> HashTable:
+        return HashTable({"v": (np.float64, (2,), 0.0), "n": (np.int64, (), 0)})
 
     @property
     def exploration(self) -> float:

@@ -29,7 +29,7 @@ import numpy as np
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import CellLearner, Params, require
 from gameai.trainer.learners.export import POOLED_SECONDS, boards_of, stream_pooled
-from gameai.trainer.learners.hashtable import Table, insert
+from gameai.trainer.learners.hashtable import HashTable, insert
 from gameai.trainer.walkers.bitboard import (
     Spec,
     child_raw,
@@ -74,9 +74,9 @@ class TallyLearner(CellLearner):
     params_type = TallyParams
     params: TallyParams
 
-    def _new_table(self) -> Table:
+    def _new_table(self) -> HashTable:
         cells = self.game.cells
-        return Table({"t": (np.float64, (cells, 3), 0.0), "n": (np.int64, (), 0)})
+        return HashTable({"t": (np.float64, (cells, 3), 0.0), "n": (np.int64, (), 0)})
 
     @property
     def exploration(self) -> float:

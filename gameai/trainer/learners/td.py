@@ -42,7 +42,7 @@ from gameai.trainer.learners.export import (
     stream_rows,
     table_keys,
 )
-from gameai.trainer.learners.hashtable import Table, find, insert
+from gameai.trainer.learners.hashtable import HashTable, find, insert
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.walkers.bitboard import (
     Spec,
@@ -95,8 +95,8 @@ class TdLearner(CellLearner):
     params_type = TdParams
     params: TdParams
 
-    def _new_table(self) -> Table:
-        return Table({"v": (np.float64, (), 0.5), "n": (np.int64, (), 0)})
+    def _new_table(self) -> HashTable:
+        return HashTable({"v": (np.float64, (), 0.5), "n": (np.int64, (), 0)})
 
     @property
     def exploration(self) -> float:
