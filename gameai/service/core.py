@@ -36,7 +36,8 @@ from gameai.service.analysis import analyze as hints
 from gameai.service.batch import best_moves, require_text
 from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
-from gameai.service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
+from gameai.service.registry import Registry, Served
+from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
 from gameai.store import (
     AliasChange,
     Pin,
@@ -196,7 +197,7 @@ def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
                           searched)
 
 
-def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
+def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
     """The search depth a request asks of ``loaded`` (None: the model does not search)."""
     default = loaded.model.default_depth
     if value is None:
@@ -239,10 +240,10 @@ def _calibration() -> dict[str, dict[str, Any]]:
     return load_calibration()
 
 
-def _position(loaded: Loaded, board: object, to_move: object, moves: object,
+def _position(loaded: ModelSession, board: object, to_move: object, moves: object,
               depth: int | None = None, best_only: bool = False
               ) -> tuple[Position, str | None]:
-    """The request's position as ``loaded`` answers it (:meth:`Loaded.position`): ``board``
+    """The request's position as ``loaded`` answers it (:meth:`ModelSession.position`): ``board``
     (and ``to_move``), or exactly instead of them, ``moves``; with the position's board when
     it came from moves."""
     moves = _text(moves, "moves")
@@ -294,7 +295,7 @@ def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], m
                        values if include_move_values else None)
 
 
-def _pick(registry: Registry, game: str, model: str, client_id: str) -> Loaded:
+def _pick(registry: Registry, game: str, model: str, client_id: str) -> ModelSession:
     state = registry.served(_text(game, "game", required=True))
     return registry.pick(state, _text(model, "model"), _text(client_id, "client_id"))
 
