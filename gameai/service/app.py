@@ -26,6 +26,7 @@ from typing import NoReturn
 
 import uvicorn
 
+from gameai import host
 from gameai.service.grpc_server import build_server, set_health
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
@@ -231,6 +232,7 @@ def serve(settings: Settings) -> int:
 
 def serve_worker(settings: Settings, store_url: str) -> None:
     """One of several worker processes (:func:`gameai.service.workers.run_workers`)."""
+    host.install()  # a spawned process starts from nothing
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(processName)s: %(message)s")
     exit_now(asyncio.run(run(settings, store_url)))
