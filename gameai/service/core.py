@@ -154,7 +154,7 @@ class ModelListing:
 # -- moves -------------------------------------------------------------------------------
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
-              client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
+              client_id: str = "", to_move: str = "", moves: object = None, level: object = "",
               seed: object = None, depth: object = None,
               max_depth: int = MAX_DEPTH) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
@@ -186,8 +186,8 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
 
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
-             client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
-             max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+             client_id: str = "", to_move: str = "", moves: object = None,
+             depth: object = None, max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
     """The position's value and every legal move's value, best first (by a search
     ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
     loaded = _pick(registry, game, model, client_id)
@@ -213,8 +213,8 @@ def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
 
 
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
-            client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
-            max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+            client_id: str = "", to_move: str = "", moves: object = None,
+            depth: object = None, max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
     """Hints for the position (:mod:`gameai.service.analysis`): every legal move's value (by the
     search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
     game has an exact solver, its outcome and distance; the line the model expects. May
@@ -244,17 +244,25 @@ def _position(loaded: ModelSession, board: object, to_move: object, moves: objec
               depth: int | None = None, best_only: bool = False
               ) -> tuple[Position, str | None]:
     """The request's position as ``loaded`` answers it (:meth:`ModelSession.position`): ``board``
-    (and ``to_move``), or exactly instead of them, ``moves``; with the position's board when
-    it came from moves."""
-    moves = _text(moves, "moves")
+    (and ``to_move``), or exactly instead of them, ``moves`` (None: not given; ``""``: no
+    move yet, the start position); with the position's board when it came from moves.
+
+    Raises:
+        InvalidRequest: neither a board nor moves, or both.
+    """
     to_move = _text(to_move, "to_move")
-    if moves:
-        if _text(board, "board") or to_move:
+    board = _text(board, "board")
+    if moves is not None:
+        moves = _text(moves, "moves")
+        if board or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
         answer, state = loaded.position_after(moves, depth, best_only)
         return answer, str(state)
-    return loaded.position(_text(board, "board"), to_move, depth, best_only), None
+    if not board:
+        raise InvalidRequest("is required (or moves, for a game with a move notation)",
+                             field="board")
+    return loaded.position(board, to_move, depth, best_only), None
 
 
 def _level(value: object) -> Level:

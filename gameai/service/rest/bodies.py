@@ -33,11 +33,9 @@ async def move_fields(request: Request, method: str, extra: tuple[str, ...] = ()
     game = request.path_params["game"]
     request.scope["gameai"] = (method, game, None)
     body = await json_body(request, required=())
-    if "board" not in body and "moves" not in body:
-        raise InvalidRequest("is required", field="board")
     return {"game": game, "board": body.get("board", ""), "model": body.get("model", ""),
             "client_id": body.get("client_id", ""), "to_move": body.get("to_move", ""),
-            "moves": body.get("moves", ""), **{name: body[name] for name in extra if name in body}}
+            "moves": body.get("moves"), **{name: body[name] for name in extra if name in body}}
 
 
 async def json_body(request: Request, *, required: tuple[str, ...]) -> dict[str, Any]:
