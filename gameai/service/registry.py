@@ -29,7 +29,7 @@ from typing import Any
 from gameai.games import Game, GameError, get_game
 from gameai.models import CorruptModel, load_model
 from gameai.models.levels import LEVELS
-from gameai.service.errors import Unavailable, UnknownModel
+from gameai.service.errors import Loading, Unavailable, UnknownModel
 from gameai.service.follower import StoreFollower
 from gameai.service.metrics import EVALUATION_METRICS, Metrics
 from gameai.service.session import ModelSession
@@ -58,6 +58,7 @@ class Served:
     previous: int | None = None  # the production version before the last switch
     problems: tuple[str, ...] = ()  # what the store says that this server could not follow
     pin: Pin | None = None  # an operator's pin on production (auto-promotion holds off)
+    loading: Mapping[str, int] = field(default_factory=dict)  # aliases whose version loads
 
     @property
     def ready(self) -> bool:
@@ -145,10 +146,14 @@ class Registry:
         version_of_alias = state.aliases.get(ref)
         if version_of_alias is None:
             known = ", ".join(sorted(state.aliases)) or "none"
-            raise self._missing(state, f"no alias {ref!r} (aliases: {known})")
+            raise self._missing(state, f"no alias {ref!r} (aliases: {known})", ref)
         return state.models[version_of_alias]
 
-    def _missing(self, state: Served, what: str) -> Exception:
+    def _missing(self, state: Served, what: str, alias: str = "production") -> Exception:
+        loading = state.loading.get(alias)
+        if loading is not None:
+            return Loading(f"{alias} of {state.game.name} is version {loading}, which this "
+                           "server is loading now: retry in a moment", field="model")
         if not self.store_up:
             return Unavailable(f"{what} of {state.game.name} is held here and the store is "
                                f"unreachable", field="model")
@@ -181,7 +186,7 @@ class Registry:
         """What ``/readyz`` shows: per game the served aliases and any problem."""
         games = {
             name: {"ready": state.ready, "aliases": dict(state.aliases),
-                   "canary_weight": state.canary_weight,
+                   "loading": dict(state.loading), "canary_weight": state.canary_weight,
                    "loaded_versions": sorted(state.models), "problems": list(state.problems)}
             for name, state in self._served.items()
         }
@@ -223,6 +228,10 @@ class Registry:
         models = dict(state.models)
         aliases: dict[str, int] = {}
         problems = []
+        pending = {alias: version for alias, version in rollout.aliases.items()
+                   if version not in models}
+        if pending:  # what requests meanwhile get: "loading", not "no such model"
+            self._served[name] = state = replace(state, loading=pending)
         for alias, version in sorted(rollout.aliases.items()):
             held = models.get(version)
             # not held, or the store was reset and this number names new bytes now (the
@@ -250,7 +259,7 @@ class Registry:
         weight = rollout.canary_weight if "canary" in aliases else 0
         self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
                                      models=models, previous=previous, problems=tuple(problems),
-                                     pin=rollout.pin)
+                                     pin=rollout.pin, loading={})
         self._report(self._served[name])
 
     def _still_current(self, name: str, held: ModelSession) -> bool:

@@ -20,7 +20,9 @@ def add_error_handlers(app: FastAPI) -> None:
         status = classify(exc)
         if status is None:  # not caused by the request: let it be a 500 and be logged
             raise exc
-        headers = {"WWW-Authenticate": "Bearer"} if status.http == 401 else None
+        headers = {"WWW-Authenticate": "Bearer"} if status.http == 401 else {}
+        if status.retry_after is not None:
+            headers["Retry-After"] = str(status.retry_after)
         return JSONResponse(status.to_json(), status_code=status.http, headers=headers)
 
     async def invalid(request: Request, exc: Exception) -> Response:
