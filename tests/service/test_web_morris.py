@@ -150,4 +150,4 @@ def test_the_hint_marks_the_winning_placements(page) -> None:
             for c in page.locator("#board .cell.hint-best").all()}
     assert best == optimal and best
     assert page.locator("#hint-line").inner_text().startswith(
-        "The model expects (row, column): X (")
+        "The model expects: X point ")
