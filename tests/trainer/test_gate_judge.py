@@ -213,3 +213,17 @@ def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
     metrics.evaluated(strong)
     assert sample("judged_vs_perfect_as_x") == 0.5
     assert sample("judged_vs_noisy_0.3_as_o") is not None
+
+
+def test_the_judge_says_what_it_plays_as_it_goes(ttt):
+    """A judgement takes a minute on Connect Four: ``progress`` hears each game of each
+    match (what ``/healthz``'s ``activity`` and ``gameai up`` show meanwhile)."""
+    from gameai.models.oracle import solver_model
+
+    heard: list[str] = []
+    model = solver_model(ttt)
+    GateJudge(ttt, games=3, seed=1, matches=True).measures(
+        model, evaluate(model, random_games=10), progress=heard.append)
+    assert len(heard) == 4 * 3  # four matches of three games
+    assert heard[0] == "judging: match 1 of 4 (vs_perfect_as_x), game 1 of 3"
+    assert heard[-1] == "judging: match 4 of 4 (vs_noisy_0.3_as_o), game 3 of 3"

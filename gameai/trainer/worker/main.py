@@ -80,6 +80,7 @@ class Worker:
         self.by = by
         self.stop = threading.Event()
         self.heartbeat = time.monotonic()
+        self.activity = "self-play"  # what /healthz says the worker is doing
         self.pending: _Candidate | None = None
         self.published: list[int] = []
         self.idle = False
@@ -132,6 +133,7 @@ class Worker:
         if time.monotonic() - self.heartbeat > STALL_SECONDS:
             return None
         return {"status": "ok", "games": self.learner.games_played,
+                "activity": self.activity,
                 "pending_publish": self.pending is not None, "idle": self.idle,
                 "production_pinned": self.view.pin is not None}
 
@@ -188,14 +190,23 @@ class Worker:
         evaluation budget."""
         started = time.perf_counter()
         self._abortable = True
+        games = model.info.games_played
         try:
+            self.activity = f"evaluating the model of {games:,} games" if games else \
+                "evaluating a model"
             report = evaluate(model, seed=self.learner.seed)
             if self.judge is not None:
-                report["judged"] = self.judge.measures(model, report)
+                report["judged"] = self.judge.measures(model, report, progress=self._doing)
             return report
         finally:
             self._abortable = False
             self._eval_seconds += time.perf_counter() - started
+            self.activity = "self-play"
+
+    def _doing(self, what: str) -> None:
+        """What the worker is doing now, for ``/healthz`` (and ``gameai up``'s bar)."""
+        self.activity = what
+        self.heartbeat = time.monotonic()
 
     def _look(self) -> None:
         """Refresh the view of production; on a change, promote our own better version if
