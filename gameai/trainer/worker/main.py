@@ -133,7 +133,7 @@ class Worker:
         if time.monotonic() - self.heartbeat > STALL_SECONDS:
             return None
         return {"status": "ok", "games": self.learner.games_played,
-                "activity": self.activity,
+                "activity": "idle" if self.idle else self.activity,
                 "pending_publish": self.pending is not None, "idle": self.idle,
                 "production_pinned": self.view.pin is not None}
 
