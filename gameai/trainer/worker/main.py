@@ -41,7 +41,7 @@ from gameai.models import Model
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
-from gameai.trainer.evaluation.judge import GateJudge
+from gameai.trainer.evaluation.judge import GateJudge, describe_judged
 from gameai.trainer.learners.base import Learner
 from gameai.trainer.training import opening_values, with_evaluation
 from gameai.trainer.worker.gates import check_gates, promote_version, publish
@@ -341,23 +341,6 @@ class Worker:
             self._publish()
         else:
             self.stop.wait(min(0.2, self._retry_at - time.monotonic()))
-
-
-def describe_judged(judged: dict[str, Any]) -> str:
-    """One line of the judged measures, for the log."""
-    parts = []
-    for m in judged["measures"]:
-        if m["kind"] == "score":
-            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
-                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
-                         f"{m['score']['high']:.3f}])")
-        elif m["kind"] == "rate":
-            parts.append(f"{m['name']} {m['value']:.6f}")
-        else:
-            parts.append(f"{m['name']} {m['value']:,}")
-    unproved = judged.get("unproved_moves")
-    tail = f", {unproved} unproved opponent moves" if unproved else ""
-    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"
 
 
 def _next_chunk(chunk: int, seconds: float) -> int:
