@@ -65,3 +65,13 @@ def test_the_admin_router_refuses_without_its_token(runtime: Runtime) -> None:
     assert refused.status_code == 401
     assert pinned.status_code == 200 and pinned.json()["pin"]["version"] == 1
     assert released.status_code == 200
+
+
+def test_the_board_has_an_icon(runtime: Runtime) -> None:
+    from gameai.service.rest import health
+
+    with client(runtime, health.router) as http:
+        icon = http.get("/favicon.ico")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text.startswith("<svg")

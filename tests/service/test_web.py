@@ -187,8 +187,16 @@ def test_the_board_offers_only_games_with_a_model(browser, redis_server, perfect
         store.set_alias(game=game.name, alias="production", version=version, by="test")
         expect(waiting).to_be_enabled(timeout=15_000)
         expect(waiting).to_have_text("four-in-a-row")
+        page.click("#autoplay")  # a tic-tac-toe game between the models: a draw
+        expect(page.locator("#status")).to_have_text("Draw (AI vs AI)", timeout=20_000)
+        expect(page.locator("#auto-draw")).to_have_text("1")
         page.select_option("#game", "four-in-a-row")
         expect(page.locator("#board .cell")).to_have_count(16)
+        # each game keeps its own tally: none of tic-tac-toe's draw counts here
+        expect(page.locator("#score-game")).to_have_text("four-in-a-row")
+        expect(page.locator("#auto-draw")).to_have_text("0")
+        page.select_option("#game", "tictactoe")
+        expect(page.locator("#auto-draw")).to_have_text("1")
     finally:
         context.close()
         store.close()

@@ -39,3 +39,9 @@ async def metrics(runtime: RuntimeDep) -> Response:
 @router.get("/", include_in_schema=False)
 async def index() -> Response:
     return FileResponse(WEB_DIR / "index.html")
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+async def favicon() -> Response:
+    """Browsers ask every page's host for it: the board's icon (SVG), not a 404."""
+    return FileResponse(WEB_DIR / "favicon.svg", media_type="image/svg+xml")

@@ -19,8 +19,16 @@ const state = {
   played: "",  // what the model last played, shown with the values that follow
   levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
 };
-const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
-  { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+// The scoreboard keeps each game's results apart: a tic-tac-toe draw is no Connect Four draw.
+const scoresByGame = JSON.parse(localStorage.getItem("gameai-scores-by-game") || "null") || {};
+
+function gameScores() {
+  const name = state.game ? state.game.name : "";
+  if (!scoresByGame[name]) {
+    scoresByGame[name] = { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+  }
+  return scoresByGame[name];
+}
 
 async function api(path, body) {
   const options = body === undefined ? {} : {
@@ -255,13 +263,15 @@ function setStatus(text, isError) {
 }
 
 function showScores() {
+  const scores = gameScores();
+  $("score-game").textContent = state.game ? state.game.name : "";
   $("score-human").textContent = scores.human;
   $("score-ai").textContent = scores.ai;
   $("score-draw").textContent = scores.draw;
   $("auto-x").textContent = scores.autoX;
   $("auto-o").textContent = scores.autoO;
   $("auto-draw").textContent = scores.autoDraw;
-  localStorage.setItem("gameai-scores", JSON.stringify(scores));
+  localStorage.setItem("gameai-scores-by-game", JSON.stringify(scoresByGame));
 }
 
 // -- play ------------------------------------------------------------------------------
@@ -280,6 +290,7 @@ function finish() {
   drawn = !win;
   state.over = true;
   const why = movesPieces() && drawn ? " by repetition" : "";
+  const scores = gameScores();
   if (state.autoplay) {
     if (!win) scores.autoDraw++; else if (win.player === "X") scores.autoX++; else scores.autoO++;
     setStatus(win ? `${win.player} wins (AI vs AI)` : `Draw${why} (AI vs AI)`);
@@ -424,6 +435,7 @@ function clientId() {
 function newGame(autoplay) {
   state.token++;
   state.game = state.games.find((g) => g.name === $("game").value);
+  showScores();  // this game's results
   state.cells = new Array(state.game.rows * state.game.cols).fill(null);
   state.game.cells = state.cells.length;
   state.moves = [];
@@ -643,6 +655,7 @@ async function start() {
   $("autoplay").addEventListener("click", () => newGame(true));
   $("heatmap").addEventListener("change", () => { if (!state.busy) refresh(); });
   $("reset-scores").addEventListener("click", () => {
+    const scores = gameScores();
     for (const key of Object.keys(scores)) scores[key] = 0;
     showScores();
   });
