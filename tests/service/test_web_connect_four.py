@@ -14,7 +14,7 @@ from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.store import RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
-from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, choose_game  # noqa: F401  (the shared Chromium fixture)
 
 pytestmark = pytest.mark.slow
 GAME = "connect-four"
@@ -45,7 +45,7 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{c4_web.http}/")
-        page.select_option("#game", GAME)
+        choose_game(page, GAME)
         expect(page.locator("#board .cell")).to_have_count(42)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         page.locator('#board .cell[data-index="3"]').click()  # the top of column 4
@@ -100,7 +100,7 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{c4_ntuple_web.http}/")
-        page.select_option("#game", GAME)
+        choose_game(page, GAME)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         valued = page.locator("#board .cell[data-value]:not([data-value=''])")
         expect(valued).to_have_count(7, timeout=10_000)
