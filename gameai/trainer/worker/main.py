@@ -34,7 +34,7 @@ import signal
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gameai.models import Model
@@ -285,10 +285,17 @@ class Worker:
         out, with ``--publish every``); else drop it and say why."""
         if self.settings.publish != "every":
             gates = check_gates(candidate.report, self.view.bar())
+            for c in gates.comparisons:
+                log.info("gate: %s %s (%s)", c["measure"], c["verdict"], c["detail"])
             if not gates.passed:
                 self.metrics.candidate("not_better")
                 log.info("candidate not published: %s", "; ".join(gates.reasons))
                 return
+            # the decision and every comparison travel in the version's own report
+            model = candidate.model
+            candidate = _Candidate(model.with_info(replace(
+                model.info, evaluation={**candidate.report, "gates": gates.to_json()})),
+                candidate.token)
         self.metrics.candidate("kept")
         self.pending = candidate
         self._retry_at, self._backoff = 0.0, RETRY_FIRST
