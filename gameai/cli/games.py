@@ -82,6 +82,13 @@ def _print_retrograde(report: dict[str, Any], cols: int) -> None:
     distance = f" in {report['distance']} plies" if report["outcome"] != "draw" else ""
     print(f"value: {_value_text({'x_wins': 1, 'draw': 0, 'o_wins': -1}[report['value']])}"
           f"{distance}")
+    if all(o is None for o in report["openings"]):  # the first moves move pieces
+        print("\nX's first moves, best first (win/draw/loss for X, plies; points 1-N by row):")
+        for m in report["first_moves"]:
+            move = f"{m['to'] + 1}" if m["from"] is None else f"{m['from'] + 1}-{m['to'] + 1}"
+            distance = f" {m['distance']}" if m["outcome"] != "draw" else ""
+            print(f"  {'*' if m['optimal'] else ' '} {move}: {m['outcome']}{distance}")
+        return
     print("\nX's first placement, by point (win/draw/loss for X, plies; '-' barred):")
     cells = [("-" if o is None else f"{o['outcome']}" + (f" {o['distance']}"
               if o["outcome"] != "draw" else "")) for o in report["openings"]]

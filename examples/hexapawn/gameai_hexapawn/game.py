@@ -17,9 +17,9 @@ under the ``gameai.games`` entry point group; nothing in gameai names Hexapawn.
 ``9 + from * 9 + to``, cells numbered 0-8 row by row; 90 action ids, of which the
 placements 0-8 are never legal.
 
-**Whose turn.** Captures break the counts, so the board alone does not always tell. Without
-``to_move`` a position takes the side with which it can arise; the few that arise with
-either side to move need ``to_move``.
+**Whose turn.** Captures break the counts, but every position that legal play reaches
+arises with one side to move only, so the board tells: ``to_move`` may be left out, and a
+given one must agree.
 
 **Keys** are seed 003's base-3 key of the cells plus ``3**9`` when O is to move; the one
 symmetry is the left-right mirror.
@@ -56,6 +56,9 @@ class HexapawnGame(Game):
     k = 0  # no line wins
     gravity = False
 
+    def __repr__(self) -> str:
+        return "HexapawnGame()"
+
     @property
     def num_actions(self) -> int:
         return CELLS + CELLS * CELLS
@@ -80,7 +83,7 @@ class HexapawnGame(Game):
             "captures": "diagonally forward; the captured pawn leaves the board",
             "goal": "a pawn on the far row, every enemy pawn captured, or the opponent "
                     "without a move",
-            "to_move": "required only where the position arises with either side to move",
+            "to_move": "optional: every reachable position arises with one side to move",
         }
 
     # -- positions -----------------------------------------------------------------------

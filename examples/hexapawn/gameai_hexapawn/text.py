@@ -1,5 +1,4 @@
-"""Hexapawn positions from text: the seed's pattern (with ``to_move`` where it is needed)
-and move lists.
+"""Hexapawn positions from text: the seed's pattern (``to_move`` optional) and move lists.
 
 Every error names what is wrong: a malformed pattern, too many pawns, a side to move that
 cannot be (``field`` ``to_move``), a position that no legal game reaches; a move of a list
@@ -25,8 +24,8 @@ def parse(game: Game, text: object, to_move: object, *,
     """The position of ``HexapawnGame.parse``, validated exactly: ``reachable(key)`` says
     whether legal play from the start reaches the position with that key.
 
-    Without ``to_move`` the side to move is the one with which the position can arise; a
-    position that can arise with either side to move needs ``to_move``.
+    Captures break the counts, but no reachable position arises with both sides to move,
+    so ``to_move`` may be left out; a given one must be the side the position arises with.
     """
     x, o = _cells(game, text)
     if not x and not o:
@@ -44,16 +43,15 @@ def parse(game: Game, text: object, to_move: object, *,
         why = "reached the far row" if x & TOP or o & BOTTOM else "taken every enemy pawn"
         raise InvalidBoard(f"to_move: {given!r} is impossible: {given} has {why}, so {given} "
                            "moved last", field="to_move")
-    sides = [given] if given is not None else ["X", "O"]
-    possible = [s for s in sides if reachable(HexapawnBoard(game, x, o, s == "X").key)]
-    if not possible:
-        with_side = f"with {given} to move" if given is not None else "with either side to move"
+    sides = [s for s in ("X", "O") if reachable(HexapawnBoard(game, x, o, s == "X").key)]
+    if not sides:
         raise InvalidBoard(f"this position cannot arise in {game.name}: no sequence of legal "
-                           f"moves from the start (OOO|---|XXX) reaches it {with_side}")
-    if len(possible) > 1:
-        raise InvalidBoard("to_move: required for this position: it arises both with X and "
-                           "with O to move (give 'X' or 'O')", field="to_move")
-    return HexapawnBoard(game, x, o, possible[0] == "X")
+                           "moves from the start (OOO|---|XXX) reaches it")
+    if given is not None and given not in sides:
+        raise InvalidBoard(f"to_move: {given!r} is impossible: this position arises only with "
+                           f"{sides[0]} to move", field="to_move")
+    # every reachable position arises with one side to move only (the tests check it)
+    return HexapawnBoard(game, x, o, sides[0] == "X")
 
 
 def parse_moves(game: Game, text: object) -> HexapawnBoard:
