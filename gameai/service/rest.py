@@ -146,7 +146,8 @@ def create_app(runtime: Runtime) -> FastAPI:
                   "k": s.game.k, "gravity": s.game.gravity, "aliases": s.aliases,
                   "canary_weight": s.canary_weight, "loaded_versions": s.loaded_versions,
                   "ready": s.ready, "pin": s.pin.to_json() if s.pin else None,
-                  **s.game.rules()} for s in core.list_games(registry)]
+                  "start": str(s.game.initial()), **s.game.rules()}
+                 for s in core.list_games(registry)]
         return answer(request, "ListGames", "", {"games": games}, None)
 
     @app.get("/v1/games/{game}/models", tags=["models"], responses=MODEL_ERRORS)
