@@ -32,3 +32,13 @@ def test_solve_from_a_move_list_and_a_precise_error():
     bad = gameai("solve", "hexapawn", "--moves", "8-5 2-5")
     assert bad.returncode == 2
     assert "moves: move 2 (2-5): 5 (row 1, column 1) is taken" in bad.stderr
+
+
+def test_bench_retrograde_times_a_named_game():
+    out = gameai("bench", "retrograde", "--game", "hexapawn", "--json")
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)["variants"]
+    assert (row["game"], row["positions"], row["value"]) == ("hexapawn", 135, "o_wins")
+    refused = gameai("bench", "solver", "--game", "hexapawn")
+    assert refused.returncode != 0
+    assert "time it with 'gameai bench retrograde --game hexapawn'" in refused.stderr
