@@ -308,16 +308,31 @@ def _wait_first_model(readyz: str, games: tuple[str, ...], ports: list[int],
     first = games[0]
     if first in ready_games(readyz):
         return
-    with tqdm(desc=f"training {first} until a model passes the gates", unit=" games",
-              unit_scale=True, leave=False, file=sys.stderr) as bar:
+    training = f"training {first} until a model passes the gates"
+    with tqdm(desc=training, unit=" games", unit_scale=True, leave=False,
+              file=sys.stderr) as bar:
         def progress() -> None:
             games_played = scrape_sum(f"http://127.0.0.1:{ports[0]}/metrics",
                                       "gameai_trainer_games_total")
             if games_played is not None and games_played > bar.n:
                 bar.update(games_played - bar.n)
+            activity = trainer_activity(f"http://127.0.0.1:{ports[0]}/healthz")
+            desc = training if activity in (None, "self-play") else f"{first}: {activity}"
+            if desc != bar.desc:
+                bar.set_description_str(desc)  # the games stop while a candidate is judged
 
         _wait(lambda: first in ready_games(readyz), children, stop,
               f"the first {first} model", progress)
+
+
+def trainer_activity(healthz: str) -> str | None:
+    """What the trainer says it is doing (its ``/healthz``), or None if it does not answer."""
+    try:
+        with urllib.request.urlopen(healthz, timeout=2.0) as response:
+            activity = json.loads(response.read()).get("activity")
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        return None
+    return activity if isinstance(activity, str) else None
 
 
 def ready_games(readyz: str) -> set[str]:

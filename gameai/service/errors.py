@@ -12,7 +12,8 @@ GameOver                       409  FAILED_PRECONDITION   the board is a finishe
 UnknownGame, UnknownModel      404  NOT_FOUND             unknown game, alias or version
 RequestTooLarge                413  RESOURCE_EXHAUSTED    too many boards, too many bytes
 Busy                           429  RESOURCE_EXHAUSTED    too many batch requests waiting
-Unavailable                    503  UNAVAILABLE           store down and nothing cached
+Unavailable, Loading           503  UNAVAILABLE           store down and nothing cached;
+                                                          the version named is loading
 Unauthenticated                401  UNAUTHENTICATED       admin route without the token
 ============================  ====  ====================  ============================
 """
@@ -56,6 +57,10 @@ class Unavailable(ServiceError):
     """The store cannot be reached and this server holds nothing that could answer."""
 
 
+class Loading(Unavailable):
+    """The version the store names for the request is being loaded: retry in a moment."""
+
+
 class Unauthenticated(ServiceError):
     """An admin request without the configured bearer token."""
 
@@ -70,6 +75,7 @@ class Status:
     grpc: grpc.StatusCode
     field: str
     message: str
+    retry_after: int | None = None  # seconds a client should wait before trying again
     over: bool = False  # a finished game (GameOver)
     winner: str | None = None  # its winner, "X" or "O"; None for a draw
 
@@ -109,6 +115,8 @@ _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
     (GameError, 422, grpc.StatusCode.INVALID_ARGUMENT),
 )
 _DEFAULT_FIELD = {GameOver: "board", InvalidBoard: "board", UnknownGame: "game"}
+_RETRY_AFTER: dict[type[BaseException], int] = {Loading: 2, Busy: 1, Unavailable: 5,
+                                                StoreUnavailable: 5}
 
 
 def classify(error: BaseException) -> Status | None:
@@ -121,7 +129,7 @@ def classify(error: BaseException) -> Status | None:
                 message = f"{field}: {message}"
             if isinstance(error, GameOver):
                 return Status(http, code, field, message, over=True, winner=error.winner)
-            return Status(http, code, field, message)
+            return Status(http, code, field, message, _RETRY_AFTER.get(type(error)))
     return None
 
 

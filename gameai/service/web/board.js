@@ -24,8 +24,16 @@ const state = {
   played: "",  // what the model last played, shown with the values that follow
   levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
 };
-const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
-  { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+// The scoreboard keeps each game's results apart: a tic-tac-toe draw is no Connect Four draw.
+const scoresByGame = JSON.parse(localStorage.getItem("gameai-scores-by-game") || "null") || {};
+
+function gameScores() {
+  const name = state.game ? state.game.name : "";
+  if (!scoresByGame[name]) {
+    scoresByGame[name] = { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+  }
+  return scoresByGame[name];
+}
 
 async function api(path, body) {
   const options = body === undefined ? {} : {
@@ -140,7 +148,7 @@ function draw(values) {
       cell.type = "button";
       cell.className = "cell";
       cell.dataset.index = i;
-      cell.setAttribute("aria-label", `row ${Math.floor(i / g.cols)}, column ${i % g.cols}`);
+      cell.setAttribute("aria-label", placeText(i));
       cell.addEventListener("click", () => humanMove(i));
       cell.addEventListener("dragstart", (event) => {
         state.selected = i;
@@ -245,13 +253,15 @@ function setStatus(text, isError) {
 }
 
 function showScores() {
+  const scores = gameScores();
+  $("score-game").textContent = state.game ? state.game.name : "";
   $("score-human").textContent = scores.human;
   $("score-ai").textContent = scores.ai;
   $("score-draw").textContent = scores.draw;
   $("auto-x").textContent = scores.autoX;
   $("auto-o").textContent = scores.autoO;
   $("auto-draw").textContent = scores.autoDraw;
-  localStorage.setItem("gameai-scores", JSON.stringify(scores));
+  localStorage.setItem("gameai-scores-by-game", JSON.stringify(scoresByGame));
 }
 
 // -- play ------------------------------------------------------------------------------
@@ -275,6 +285,7 @@ function endGame(winner) {
   const win = winner ? { player: winner } : null, drawn = !win;
   state.over = true;
   const why = movesPieces() && drawn ? " by repetition" : "";
+  const scores = gameScores();
   if (state.autoplay) {
     if (!win) scores.autoDraw++; else if (win.player === "X") scores.autoX++; else scores.autoO++;
     setStatus(win ? `${win.player} wins (AI vs AI)` : `Draw${why} (AI vs AI)`);
@@ -359,12 +370,11 @@ async function aiMove(token, values) {
     const mover = toMove(), from = a.move.from ? a.move.from.index : null;
     state.selected = null;
     applyMove(from, a.move.index, mover);
-    const origin = a.move.from ? `from row ${a.move.from.row}, column ${a.move.from.col} ` : "";
     const worth = unknownMove(values, from, a.move.index)
       ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
     state.played =
-      `model version ${a.model_version} played ${mover} ${origin}at row ${a.move.row}, ` +
-      `column ${a.move.col} at level ${a.level} (${worth})`;
+      `model version ${a.model_version} played ${mover} ${moveText(a.move)} at level ` +
+      `${a.level} (${worth})`;
     $("answered-by").textContent = state.played;
   } catch (error) {
     if (token === state.token) setStatus(error.message, true);
@@ -427,6 +437,7 @@ function clientId() {
 function newGame(autoplay) {
   state.token++;
   state.game = state.games.find((g) => g.name === $("game").value);
+  showScores();  // this game's results
   // the game's start ("start" in GET /v1/games: the empty board but for games that start
   // with pieces on it)
   const start = (state.game.start || "").replace(/\|/g, "");
@@ -505,14 +516,19 @@ function outcomeText(m) {
   return m.outcome === "draw" ? "draws" : "unknown";
 }
 
-function pointText(m) {
-  const to = `(${m.row}, ${m.col})`;
-  return m.from ? `(${m.from.row}, ${m.from.col}) to ${to}` : to;
+// One numbering for people, the one the moves notation uses: gravity games by their
+// column from 1 at the left; games whose pieces move by their point, 1-9 row by row from the
+// top left; other boards by row and column from 1, as drawn (top row first).
+function placeText(index) {
+  const g = state.game, row = Math.floor(index / g.cols) + 1, col = (index % g.cols) + 1;
+  if (g.gravity) return `column ${col}`;
+  if (movesPieces()) return `point ${index + 1}`;
+  return `row ${row}, column ${col}`;
 }
 
 function moveText(m) {
-  const to = `row ${m.row}, column ${m.col}`;
-  return m.from ? `from row ${m.from.row}, column ${m.from.col} to ${to}` : to;
+  const to = placeText(m.index);
+  return m.from ? `${placeText(m.from.index)} to ${to}` : to;
 }
 
 async function showHint() {
@@ -537,8 +553,8 @@ async function showHint() {
   for (const m of moves) {
     const optimal = solved && exactScore(m) === best;
     const item = document.createElement("li");
-    item.textContent = `${moveText(m)}: ` + (solved ? outcomeText(m) : "") +
-      ` (model value ${m.unknown ? "unknown" : m.value.toFixed(2)})`;
+    const value = `model value ${m.unknown ? "unknown" : m.value.toFixed(2)}`;
+    item.textContent = `${moveText(m)}: ` + (solved ? `${outcomeText(m)} (${value})` : value);
     if (optimal) item.className = "best";
     list.appendChild(item);
     if (solved && !m.from) {
@@ -552,11 +568,10 @@ async function showHint() {
     ? `With perfect play from here ${you} ` +
       (a.outcome === "win" ? `win in ${a.distance}${plies}` : a.outcome === "loss"
         ? `lose in ${a.distance}${plies}` : "draw") + ". Best moves first:"
-    : `No exact outcome for this position (${a.unsolved}); the model's values, best first:`;
+    : `${a.unsolved} The model's values, best first:`;
   const other = a.to_move === "X" ? "O" : "X";
-  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : other} ${pointText(m)}`);
-  $("hint-line").textContent =
-    `The model expects (row, column): ${line.join(", ")}; ${a.line_end}.`;
+  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : other} ${moveText(m)}`);
+  $("hint-line").textContent = `The model expects: ${line.join(", ")}; ${a.line_end}.`;
   state.hint = { cells };
   $("hints").hidden = false;
   draw();
@@ -647,6 +662,7 @@ async function start() {
   $("autoplay").addEventListener("click", () => newGame(true));
   $("heatmap").addEventListener("change", () => { if (!state.busy) refresh(); });
   $("reset-scores").addEventListener("click", () => {
+    const scores = gameScores();
     for (const key of Object.keys(scores)) scores[key] = 0;
     showScores();
   });
