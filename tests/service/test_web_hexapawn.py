@@ -16,7 +16,7 @@ from gameai.games import get_game
 from gameai.models.oracle import solver_model
 from gameai.store import RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
-from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, choose_game  # noqa: F401  (the shared Chromium fixture)
 from tests.service.test_web_morris import board_of, cell
 
 pytestmark = pytest.mark.slow
@@ -50,8 +50,7 @@ def page(browser, hexapawn_server: RunningServer):  # noqa: F811
 def start(page, side: str = "X") -> None:
     from playwright.sync_api import expect
 
-    page.select_option("#game", GAME)
-    expect(page.locator("#board")).to_have_attribute("data-game", GAME, timeout=10_000)
+    choose_game(page, GAME)
     if side != "X":
         page.select_option("#side", side)
     expect(page.locator("#status")).to_have_text(f"Your move ({side})", timeout=10_000)
