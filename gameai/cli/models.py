@@ -366,7 +366,7 @@ def _versions_text(numbers: list[int]) -> str:
 def _figures(evaluation: dict[str, Any]) -> str:
     """The evaluation's figures on one line: the scalar ones, then the judged strength
     (n-tuple versions: against perfect and noisy opponents, with intervals)."""
-    from gameai.trainer.evaluation.judge import describe_judged
+    from gameai.models.info import describe_judged
 
     text = " ".join(f"{k}={v}" for k, v in evaluation.items() if not isinstance(v, dict | list))
     judged = evaluation.get("judged")

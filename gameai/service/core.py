@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
+from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
     DEFAULT_LEVEL,
     LEVELS,
@@ -86,6 +87,10 @@ class LevelsAnswer:
     game: str
     levels: tuple[Level, ...]
     calibration: dict[str, Any] | None  # ``gameai bench levels``' report, if measured
+    served_version: int | None = None  # production as this server holds it
+    served_strength: str | None = None  # its own judged figures, in words
+    # whether the calibration measured the served version (else it names another model)
+    calibration_applies: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,8 +236,20 @@ def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
     """The levels of play and, where ``gameai bench levels`` measured them, their strength
     for ``game``."""
-    name = registry.served(_text(game, "game", required=True)).game.name
-    return LevelsAnswer(name, tuple(LEVELS.values()), _calibration().get(name))
+    state = registry.served(_text(game, "game", required=True))
+    name = state.game.name
+    calibration = _calibration().get(name)
+    version = state.aliases.get("production")
+    session = state.models.get(version) if version is not None else None
+    if session is None:
+        return LevelsAnswer(name, tuple(LEVELS.values()), calibration, version)
+    info = session.record.info
+    judged = (info.get("evaluation") or {}).get("judged")
+    strength = None
+    if isinstance(judged, dict) and judged.get("measures"):
+        strength = f"judged at {judged.get('policy', 'its default')}: {describe_judged(judged)}"
+    applies = calibration is not None and same_model(calibration.get("model") or {}, info)
+    return LevelsAnswer(name, tuple(LEVELS.values()), calibration, version, strength, applies)
 
 
 @lru_cache(maxsize=1)

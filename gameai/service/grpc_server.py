@@ -139,11 +139,14 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 takes_wins=e["takes_wins"], description=e["description"],
                 summary=e.get("summary", ""),
                 calibration_json=json.dumps(e["calibration"]) if "calibration" in e else "")
-                for e in level_entries(a.levels, a.calibration)]
+                for e in level_entries(a.levels, a.calibration, a.calibration_applies)]
             how = measured_how(a.calibration)
             return move_pb2.ListLevelsResponse(
                 game=a.game, levels=levels, default_level=DEFAULT_LEVEL,
-                calibration_json=json.dumps(how) if how else ""), None
+                calibration_json=json.dumps(how) if how else "",
+                calibration_applies=a.calibration_applies,
+                served_version=a.served_version or 0,
+                served_strength=a.served_strength or ""), None
         return await self.edge.call("ListLevels", request.game, context, work)
 
     async def EvaluateBatch(self, request: Any, context: Any) -> Any:

@@ -81,8 +81,10 @@ async def list_levels(game: Game, request: Request) -> Response:
     a = core.list_levels(runtime_of(request).registry, game=game)
     return answer(request, "ListLevels", a.game, {
         "game": a.game, "default": DEFAULT_LEVEL,
-        "levels": level_entries(a.levels, a.calibration),
-        "calibration": measured_how(a.calibration)}, None)
+        "levels": level_entries(a.levels, a.calibration, a.calibration_applies),
+        "calibration": measured_how(a.calibration),
+        "calibration_applies": a.calibration_applies, "served_version": a.served_version,
+        "served_strength": a.served_strength}, a.served_version)
 
 
 @router.post("/v1/games/{game}/evaluate-batch", response_model=BatchOut,

@@ -154,6 +154,13 @@ class LevelsOut(BaseModel):
     calibration: dict[str, Any] | None = Field(
         None, description="how the figures were measured: model, games, seed, load, the "
         "order check; null where the game has not been calibrated")
+    calibration_applies: bool = Field(
+        False, description="whether the figures were measured with the version served now; "
+        "when false each level's summary says which model they belong to")
+    served_version: int | None = Field(None, description="the production version served")
+    served_strength: str | None = Field(
+        None, description="the served version's own judged figures (opponent, games, "
+        "won/drawn/lost, score interval), where its trainer judged it")
 
 
 class BatchOut(BaseModel):

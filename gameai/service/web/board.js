@@ -469,6 +469,7 @@ async function loadLevels() {
   try {
     const listing = await api(`/v1/games/${$("game").value}/levels`);
     state.levels = listing.levels;
+    state.served = listing;  // the served version and its own judged strength
     select.replaceChildren();
     for (const level of listing.levels) {
       const option = new Option(level.name, level.name);
@@ -490,10 +491,18 @@ function showLevel() {
     $("level-info").textContent = "";
     return;
   }
-  const measured = level.summary
-    ? `Measured: it ${level.summary}.`
-    : "Its strength has not been measured for this game.";
-  $("level-info").textContent = `${level.name}: ${level.description}. ${measured}`;
+  // Only the served version's own figures are shown as its own: a calibration made with
+  // another model says so (the server's summary names that model).
+  const served = state.served || {};
+  let measured = "Its strength has not been measured for this game.";
+  if (level.summary && level.calibration_applies !== false) {
+    measured = `Measured: it ${level.summary}.`;
+  } else if (level.summary) {
+    measured = `${level.summary[0].toUpperCase()}${level.summary.slice(1)}.`;
+  }
+  const own = served.served_strength
+    ? ` Version ${served.served_version} served now, ${served.served_strength}.` : "";
+  $("level-info").textContent = `${level.name}: ${level.description}. ${measured}${own}`;
 }
 
 // -- hints ---------------------------------------------------------------------------------

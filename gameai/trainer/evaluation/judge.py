@@ -365,21 +365,3 @@ class GateJudge:
             out["time_limit"] = self.time_limit
         out["seconds"] = round(time.perf_counter() - started, 2)
         return out
-
-
-def describe_judged(judged: dict[str, Any]) -> str:
-    """One line of the judged measures (the worker's log, ``gameai models list|show``): each
-    match won/drawn/lost with its score and 95% interval."""
-    parts = []
-    for m in judged["measures"]:
-        if m["kind"] == "score":
-            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
-                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
-                         f"{m['score']['high']:.3f}])")
-        elif m["kind"] == "rate":
-            parts.append(f"{m['name']} {m['value']:.6f}")
-        else:
-            parts.append(f"{m['name']} {m['value']:,}")
-    unproved = judged.get("unproved_moves")
-    tail = f", {unproved} unproved opponent moves" if unproved else ""
-    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"

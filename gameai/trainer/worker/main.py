@@ -38,10 +38,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gameai.models import Model
+from gameai.models.info import describe_judged
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
-from gameai.trainer.evaluation.judge import GateJudge, describe_judged
+from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.learners.base import Learner
 from gameai.trainer.training import opening_values, with_evaluation
 from gameai.trainer.worker.gates import check_gates, promote_version, publish
