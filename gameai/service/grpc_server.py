@@ -67,7 +67,7 @@ class _Edge:
                 code = "INTERNAL"
                 raise
             code = status.code_name
-            context.set_trailing_metadata((("gameai-field", status.field),))
+            context.set_trailing_metadata(status.metadata())
             await context.abort(status.grpc, status.message)
             raise  # abort raises; this line only satisfies the type checker
         except BaseException as e:
