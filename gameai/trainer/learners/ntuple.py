@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numba as nb
 import numpy as np
@@ -59,7 +60,12 @@ from gameai.models.ntuple_kernels import (
 )
 from gameai.trainer.learners.base import Learner, Params, require
 from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.selfplay.sparse import RULES
 from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
+
+if TYPE_CHECKING:
+    from gameai.trainer.selfplay.rounds import Backend, SelfPlay
+    from gameai.trainer.selfplay.ray import RemoteSelfPlay
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,10 @@ class NtupleParams(Params):
     tcl_beta: float = 0.0  # 0: each weight's step times |sum| / sum of |updates|; > 0: TCL-EXP
     exploring_starts: float = 0.0
     opening_plies: int = 0  # an exploring start's random moves: 0 to this (0: to the end)
-    actors: int = 1  # parallel self-play threads, each on its own copy of the weights
-    sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
+    actors: int = 1  # parallel self-play actors, each on its own copy of the weights
+    sync_games: int = 2048  # games a round, all actors together; 0: shared weights (Hogwild)
+    merge: str = "scaled"  # how a round's deltas combine: scaled, mean or sum (selfplay/)
+    staleness: int = 0  # 0: reproducible rounds; N: asynchronous, at most N games behind
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -101,6 +109,12 @@ class NtupleParams(Params):
         require(1 <= self.actors <= 64, "actors", "from 1 to 64")
         require(self.sync_games == 0 or self.sync_games >= self.actors, "sync_games",
                 "0 (shared weights, not reproducible) or at least actors")
+        require(self.merge in RULES, "merge", f"one of {', '.join(RULES)}")
+        require(self.staleness >= 0, "staleness", "at least 0 (0: reproducible rounds)")
+        require(self.staleness == 0 or self.merge != "mean", "merge",
+                "scaled or sum with staleness > 0 (a mean needs a round's deltas together)")
+        require(not self.tcl or self.actors == 1 or self.sync_games == 0, "tcl",
+                "false with actors > 1 (the actors' deltas carry no coherence sums)")
 
 
 class NtupleLearner(Learner):
@@ -132,8 +146,32 @@ class NtupleLearner(Learner):
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
         # each actor's own generator, seeded from the learner's seed and its number
         self.actor_rngs = [seed_state(seed * 1_000_003 + i + 1) for i in range(p.actors)]
-        self._pool: ThreadPoolExecutor | None = None
-        self._copies: list[list[np.ndarray]] | None = None  # the parallel rounds' buffers
+        self._pool: ThreadPoolExecutor | None = None  # shared weights' threads
+        self.backend: Backend | None = None  # where the actors run (None: local threads)
+        self._selfplay: SelfPlay | RemoteSelfPlay | None = None
+
+    def use_backend(self, backend: Backend | Any) -> None:
+        """Run the parallel actors on ``backend`` (local threads by default; a Ray
+        cluster: :mod:`gameai.trainer.selfplay.ray`). The weights learned are the same."""
+        self.close()
+        self.backend = backend
+
+    @property
+    def selfplay(self) -> SelfPlay | RemoteSelfPlay | None:
+        """The parallel actors' learner, once started (its ``status`` feeds the metrics)."""
+        return self._selfplay
+
+    def close(self) -> None:
+        """Stop the parallel actors (the weights stay)."""
+        if self._selfplay is not None:
+            self.sync()
+            self._selfplay.close()
+            self._selfplay = None
+
+    def sync(self) -> None:
+        """Bring ``weights`` up to date with the actors' learner where it runs apart."""
+        if self._selfplay is not None:
+            self._selfplay.pull(self.weights)
 
     @property
     def exploration(self) -> float:
@@ -148,61 +186,40 @@ class NtupleLearner(Learner):
                             dtype=np.float64)
         if p.actors == 1:
             play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
-                       played, schedule, stats)
+                       played, schedule, stats, *NO_TRACKING)
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(p.actors, thread_name_prefix="ntuple-actor")
         if p.sync_games == 0:
             self._shared_round(games, played, schedule, stats)
             return
-        done = 0
-        while done < games or games == 0:
-            chunk = min(p.sync_games, games - done)
-            self._parallel_round(chunk, played + done, schedule, stats)
-            done += chunk
-            if games == 0:
-                break
+        if self._selfplay is None:
+            self._selfplay = self._start_selfplay(schedule)
+        self._selfplay.run(games, played, schedule, stats)
+        for i, rng in enumerate(self._selfplay.rngs):
+            self.actor_rngs[i][:] = rng
+
+    def _start_selfplay(self, schedule: np.ndarray) -> SelfPlay | RemoteSelfPlay:
+        from gameai.trainer.selfplay.local import LocalBackend
+        from gameai.trainer.selfplay.rounds import SelfPlay
+
+        p = self.params
+        options: dict[str, Any] = dict(slots=p.actors, round_games=p.sync_games,
+                                       rule=RULES[p.merge], staleness=p.staleness,
+                                       rng_of=lambda _s, i: self.actor_rngs[i].copy())
+        backend = self.backend if self.backend is not None else LocalBackend()
+        start = getattr(backend, "start", None)
+        if start is not None:  # a backend whose learner runs apart (Ray)
+            selfplay: SelfPlay | RemoteSelfPlay = start(self.net, self.weights,
+                                                        seed=self.seed, **options)
+        else:
+            selfplay = SelfPlay(backend, self.net, self.weights, seed=self.seed, **options)
+        return selfplay
 
     def _shares(self, games: int) -> tuple[list[int], list[int]]:
         k = self.params.actors
         shares = [games // k + (i < games % k) for i in range(k)]
         return shares, [sum(shares[:i]) for i in range(k)]
-
-    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
-                        stats: np.ndarray) -> None:
-        """``games`` games shared among the actors: actor 0 on the weights themselves, the
-        others on copies of them, then every copy's change added to the weights (and to
-        temporal coherence's sums): each game's update counts fully, as with one actor,
-        and the result is the same for the same seed and number of actors, whatever the
-        threads' timing."""
-        k = self.params.actors
-        arrays = [a for a in (self.weights, self.tcl_sum, self.tcl_abs) if a.size]
-        if self._copies is None:  # allocated once: the arrays are tens of megabytes
-            self._copies = [[np.empty_like(a) for a in arrays] for _ in range(k)]
-        before, *others = self._copies
-        for a, b in zip(arrays, before, strict=True):
-            np.copyto(b, a)
-        for copy in others:
-            for a, b in zip(arrays, copy, strict=True):
-                np.copyto(b, a)
-        views = [arrays, *others]
-        empty = np.zeros((0, 0, 0), dtype=np.float32)
-
-        def tcl(view: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-            return (view[1], view[2]) if len(view) == 3 else (empty, empty)
-
-        shares, starts = self._shares(games)
-        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
-        assert self._pool is not None
-        futures = [self._pool.submit(play_games, self.net, views[i][0], *tcl(views[i]),
-                                     self.actor_rngs[i], shares[i], played + starts[i],
-                                     schedule, counts[i]) for i in range(k)]
-        for future in futures:
-            future.result()
-        for copy in others:
-            for a, b, old in zip(arrays, copy, before, strict=True):
-                add_change(a.reshape(-1), b.reshape(-1), old.reshape(-1))
-        stats += np.sum(counts, axis=0)
 
     def _shared_round(self, games: int, played: int, schedule: np.ndarray,
                       stats: np.ndarray) -> None:
@@ -215,13 +232,14 @@ class NtupleLearner(Learner):
         assert self._pool is not None
         futures = [self._pool.submit(play_games, self.net, self.weights, self.tcl_sum,
                                      self.tcl_abs, self.actor_rngs[i], shares[i],
-                                     played + starts[i], schedule, counts[i])
+                                     played + starts[i], schedule, counts[i], *NO_TRACKING)
                    for i in range(k)]
         for future in futures:
             future.result()
         stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
+        self.sync()
         w = self.weights
         return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
                            weights=w.reshape(w.shape[0] * w.shape[1], w.shape[2]).copy())
@@ -240,14 +258,33 @@ class NtupleLearner(Learner):
         shape = self.weights.shape if self.params.tcl else (0, 0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
-        self._copies = None  # the parallel rounds' buffers follow the new arrays
+        if self._selfplay is not None:  # the actors start again from the new weights
+            self._selfplay.close()
+            self._selfplay = None
+
+
+# play_games' tracking arguments when nothing is tracked (one actor, shared weights)
+NO_TRACKING = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64),
+               np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32),
+               np.zeros(1, dtype=np.int64))
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
 def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
-               games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
+               games: int, played: int, schedule: np.ndarray, stats: np.ndarray,
+               mark: np.ndarray, changed: np.ndarray, old: np.ndarray, keep: np.ndarray,
+               n_changed: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
-    and moves to ``stats``."""
+    and moves to ``stats``.
+
+    With a non-empty ``mark`` (int32, one per weight of ``W3``, zero where untouched) it
+    also records what it changes, for a parallel actor's sparse delta
+    (:mod:`gameai.trainer.selfplay`): the first update of a weight appends its flat index
+    to ``changed`` (``n_changed[0]`` of them so far; the caller leaves room for every
+    update), its value before to ``old``, and sets ``mark`` to its slot + 1; every update
+    multiplies the slot's ``keep`` by ``1 - a``, ``a = alpha (1 - V^2)^2`` the share of the
+    position's error the step removes, so ``1 - keep`` says how far the weight's own
+    updates moved it towards their target (the merge's contraction)."""
     cells = net.cells
     count = net.pt_cells.shape[0]
     states = np.empty((2, cells), dtype=np.int64)
@@ -268,6 +305,9 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
     use_tcl = tcl_sum.size > 0
     sides = W3.shape[0]
+    track = mark.size > 0
+    n_tables = W3.shape[1]
+    width = W3.shape[2]
     for g in range(games):
         n = played + g
         alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
@@ -352,9 +392,21 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                 s += W[net.pt_table[p], history[t, p]]
             v = np.tanh(s)
             delta = step0 * (target - v) * (1.0 - v * v)
+            shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * (1.0 - v * v))
             for p in range(count):
                 tab = net.pt_table[p]
                 i = history[t, p]
+                if track:
+                    flat = (mover * n_tables + tab) * width + i
+                    slot = mark[flat] - 1
+                    if slot < 0:
+                        slot = n_changed[0]
+                        n_changed[0] = slot + 1
+                        mark[flat] = slot + 1
+                        changed[slot] = flat
+                        old[slot] = W[tab, i]
+                        keep[slot] = 1.0
+                    keep[slot] *= shrink
                 if use_tcl:
                     a = tcl_abs[mover, tab, i]
                     r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
@@ -364,10 +416,3 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                     tcl_abs[mover, tab, i] += abs(delta)
                 else:
                     W[tab, i] += delta
-
-
-@nb.njit(cache=True, nogil=True)
-def add_change(weights: F32, copy: F32, before: F32) -> None:
-    """``weights += copy - before``: what an actor's copy learned since ``before``."""
-    for i in range(weights.shape[0]):
-        weights[i] += copy[i] - before[i]

@@ -1,0 +1,186 @@
+"""Sparse deltas and their merge: what an actor changed, and how the learner combines them.
+
+An actor plays on its own copy of the weights and records the weights it touched
+(:func:`gameai.trainer.learners.ntuple.play_games` with tracking). :func:`collect` turns that
+record into a :class:`Delta` (each touched weight's flat index, its value before and after,
+and how far its own updates contracted it towards their target) and puts the copy back as it
+was, touching only those weights. The learner merges the deltas of a round into the master
+weights (:func:`merge_round`) or one delta at a time (:func:`merge_one`, the asynchronous
+mode), and hands out an :class:`Update`: the changed weights' indices and new values, which
+every copy sets (:func:`apply`), so the copies and the master stay bit for bit the same.
+
+The merge rules (``rule``), for a weight touched by ``k`` of a round's actors, each moving it
+by ``d_j`` from the same value ``b``:
+
+* ``sum`` (:data:`SUM`): ``sum d_j``. Every game counts fully; but a weight every copy moved
+  most of the way to its target (the opening's, read in every game) moves ``k`` times too far.
+* ``mean`` (:data:`MEAN`): ``sum d_j / k``: the copies' consensus; a weight that ``k`` actors
+  each moved once moves one step, not ``k``.
+* ``scaled`` (:data:`SCALED`): as ``k`` actors' updates applied one after another would move
+  it. Each actor's updates contracted the weight's error by a share ``r_j`` (``1 - keep``,
+  from the step sizes); its implied target is ``b + d_j / r_j``; the weights' combined move is
+  the targets' mean, weighted by ``w_j = -log(1 - r_j)``, times the combined contraction
+  ``1 - exp(-sum w_j)``. So one actor keeps its own delta, small steps add up (``sum``) and
+  converged weights take the targets' mean (``mean``).
+
+The asynchronous rule merges one delta into a master that may have moved since its base:
+``scaled`` applies the actor's contraction to the master's value (``M + d - (M - b) r``),
+``sum`` adds ``d``. ``tests/trainer/test_selfplay_sparse.py`` checks each kernel against a
+plain-Python reference, and the sparse merge against the dense merge it replaces.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F32 = npt.NDArray[np.float32]
+
+SUM, MEAN, SCALED = 0, 1, 2
+RULES = {"sum": SUM, "mean": MEAN, "scaled": SCALED}
+_MAX_R = 1.0 - 1e-7  # a contraction of 1 would weigh infinitely
+_MIN_R = 1e-12  # below this a delta carries no contraction: it is added as it is
+
+
+class Delta(NamedTuple):
+    """One actor's change since its base: parallel arrays over the weights it touched."""
+
+    index: I64  # flat index into the weights
+    before: F32  # the value it started from (the base's)
+    after: F32  # the value it reached
+    reach: F32  # the share of the error its own updates removed (0 to 1)
+
+    @property
+    def size(self) -> int:
+        return int(self.index.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in self)
+
+
+class Update(NamedTuple):
+    """What the learner changed in a merge: set ``weights[index] = values``."""
+
+    index: I64
+    values: F32
+
+    @property
+    def size(self) -> int:
+        return int(self.index.shape[0])
+
+
+def empty_delta() -> Delta:
+    return Delta(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32),
+                 np.zeros(0, np.float32))
+
+
+@nb.njit(cache=True, nogil=True)
+def _collect(flat: F32, mark: I32, touched: I64, old: F32, keep: F32, n: int,
+             index: I64, before: F32, after: F32, reach: F32) -> None:
+    for j in range(n):
+        e = touched[j]
+        index[j] = e
+        before[j] = old[j]
+        after[j] = flat[e]
+        reach[j] = 1.0 - keep[j]
+        flat[e] = old[j]
+        mark[e] = 0
+
+
+def collect(flat: F32, mark: I32, touched: I64, old: F32, keep: F32, n: int) -> Delta:
+    """The delta of the ``n`` weights recorded in ``touched``/``old``/``keep``, taken out of
+    ``flat`` (the copy's weights, flattened), which is put back to its base; ``mark`` is
+    cleared where it was set."""
+    out = Delta(np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32),
+                np.empty(n, np.float32))
+    _collect(flat, mark, touched, old, keep, n, *out)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_round(flat: F32, mark: I32, index: I64, before: F32, after: F32, reach: F32,
+                 rule: int, out_index: I64, out_values: F32) -> int:
+    n = index.shape[0]
+    plain = np.zeros(n)  # sum of deltas added as they are
+    weight = np.zeros(n)  # scaled: sum of w_j
+    aimed = np.zeros(n)  # scaled: sum of w_j * d_j / r_j
+    count = np.zeros(n, dtype=np.int64)
+    k = 0
+    for j in range(n):
+        e = index[j]
+        s = mark[e] - 1
+        if s < 0:
+            s = k
+            k += 1
+            mark[e] = s + 1
+            out_index[s] = e
+        d = np.float64(after[j]) - np.float64(before[j])
+        count[s] += 1
+        if rule == 2:
+            r = min(np.float64(reach[j]), _MAX_R)
+            if r <= _MIN_R:
+                plain[s] += d
+            else:
+                w = -np.log1p(-r)
+                weight[s] += w
+                aimed[s] += w * d / r
+        else:
+            plain[s] += d
+    for s in range(k):
+        e = out_index[s]
+        mark[e] = 0
+        move = plain[s]
+        if rule == 1:
+            move /= count[s]
+        elif rule == 2 and weight[s] > 0.0:
+            move += aimed[s] / weight[s] * -np.expm1(-weight[s])
+        flat[e] = np.float32(np.float64(flat[e]) + move)
+        out_values[s] = flat[e]
+    return k
+
+
+def merge_round(flat: F32, mark: I32, deltas: list[Delta], rule: int) -> Update:
+    """Merge a round's ``deltas`` (all from the same base, ``flat``; in the actors' order,
+    which fixes the sums' order) into ``flat`` by ``rule``; ``mark`` is a zeroed int32
+    scratch of ``flat``'s size, left zeroed. Returns the update every copy applies."""
+    if not deltas:
+        return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
+    joined = [np.concatenate(column) for column in zip(*deltas, strict=True)]
+    n = joined[0].shape[0]
+    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
+    k = _merge_round(flat, mark, *joined, rule, out_index, out_values)
+    return Update(out_index[:k].copy(), out_values[:k].copy())
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_one(flat: F32, index: I64, before: F32, after: F32, reach: F32, rule: int,
+               out_values: F32) -> None:
+    for j in range(index.shape[0]):
+        e = index[j]
+        m = np.float64(flat[e])
+        d = np.float64(after[j]) - np.float64(before[j])
+        if rule == 2:
+            m += d - (m - np.float64(before[j])) * min(np.float64(reach[j]), 1.0)
+        else:
+            m += d
+        flat[e] = np.float32(m)
+        out_values[j] = flat[e]
+
+
+def merge_one(flat: F32, delta: Delta, rule: int) -> Update:
+    """Merge one actor's ``delta`` into ``flat``, which may have moved since the delta's
+    base (the asynchronous mode; ``rule`` SUM or SCALED). Returns the update."""
+    values = np.empty(delta.size, np.float32)
+    _merge_one(flat, delta.index, delta.before, delta.after, delta.reach, rule, values)
+    return Update(delta.index.copy(), values)
+
+
+def apply(flat: F32, update: Update) -> None:
+    """Set the update's weights in ``flat`` (a copy's weights, flattened)."""
+    flat[update.index] = update.values
