@@ -58,7 +58,7 @@ class HostHandle(Protocol):
 
     def play(self, shares: list[Share], schedule: np.ndarray) -> cf.Future[list[Played]]: ...
 
-    def apply(self, updates: list[Update]) -> None: ...
+    def apply(self, updates: list[Any]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -105,7 +105,8 @@ class SelfPlay:
     def __init__(self, backend: Backend, net: Net, weights: np.ndarray, *, seed: int,
                  slots: int, round_games: int, rule: int, staleness: int = 0,
                  on_loss: str = "continue",
-                 rng_of: Callable[[int, int], np.ndarray] | None = None) -> None:
+                 rng_of: Callable[[int, int], np.ndarray] | None = None,
+                 rngs: list[np.ndarray] | None = None) -> None:
         from gameai.trainer.walkers.bitboard import seed_state
 
         self.backend, self.net, self.weights = backend, net, weights
@@ -114,7 +115,8 @@ class SelfPlay:
         self.slots, self.round_games, self.rule = slots, round_games, rule
         self.staleness, self.on_loss = staleness, on_loss
         make = rng_of or (lambda s, i: seed_state(s * 1_000_003 + i + 1))
-        self.rngs = [make(seed, i) for i in range(slots)]
+        self.rngs = ([np.array(r, copy=True) for r in rngs] if rngs is not None
+                     else [make(seed, i) for i in range(slots)])
         self.hosts: list[HostHandle] = []
         self.status = Status(backend=backend.name)
         self._host_games: dict[str, tuple[int, float]] = {}
@@ -211,8 +213,9 @@ class SelfPlay:
         started = time.perf_counter()
         ordered = [done[i] for i in range(self.slots)]
         update = merge_round(self.flat, self.mark, [p.delta for p in ordered], self.rule)
+        token = self._publish(update)
         for host in self.hosts:
-            host.apply([update])
+            host.apply([token])
         for p in ordered:
             self.rngs[p.slot] = p.rng
             stats += p.stats
@@ -227,7 +230,7 @@ class SelfPlay:
     def _run_async(self, games: int, played: int, schedule: np.ndarray,
                    stats: np.ndarray) -> None:
         chunk = max(1, self.round_games // self.slots)
-        log_: list[Update] = []
+        log_: list[Any] = []  # the updates of this call, as handed out
         seen: dict[str, int] = {h.name: 0 for h in self.hosts}  # updates each host has
         slot_of: dict[str, int] = {}
         free_slots = list(range(self.slots))
@@ -283,7 +286,7 @@ class SelfPlay:
                 started = time.perf_counter()
                 p = result[0]
                 update = merge_one(self.flat, p.delta, self.rule)
-                log_.append(update)
+                log_.append(self._publish(update))
                 self.status.staleness = merged - base
                 merged += c
                 self.rngs[p.slot] = p.rng
@@ -294,6 +297,12 @@ class SelfPlay:
                 self.status.delta_bytes = p.delta.nbytes
         for host in self.hosts:  # every copy ends at the master's weights
             host.apply(log_[seen.get(host.name, 0):])
+
+    def _publish(self, update: Update) -> Any:
+        """The update as the hosts take it: itself, or (Ray) its reference in the object
+        store, put there once for every node."""
+        publish = getattr(self.backend, "publish", None)
+        return update if publish is None else publish(update)
 
     def pull(self, into: np.ndarray) -> None:
         """Copy the master weights into ``into`` (nothing to do when it is them)."""
