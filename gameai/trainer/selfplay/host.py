@@ -18,9 +18,9 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.learners.ntuple import play_games
-from gameai.trainer.selfplay.sparse import Delta, Update, apply, collect
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, collect, rehash
 
-GROW_GAMES = 256  # games between checks of the tracking buffers' room
+GROW_GAMES = 16  # games between checks of the tracking buffers' room
 
 
 @dataclass
@@ -53,10 +53,9 @@ class Host:
         self.net = net
         self.weights = np.array(weights, dtype=np.float32, copy=True)  # writable, its own
         self.flat = self.weights.reshape(-1)
-        self.mark = np.zeros(self.flat.shape[0], dtype=np.int32)
+        self.mark = np.full(1024, -1, dtype=np.int64)  # the tracking's hash table
         self.touched = np.empty(0, dtype=np.int64)
         self.old = np.empty(0, dtype=np.float32)
-        self.keep = np.empty(0, dtype=np.float32)
         self.count = np.zeros(1, dtype=np.int64)
         self._empty = np.zeros((0, 0, 0), dtype=np.float32)
 
@@ -67,11 +66,17 @@ class Host:
     def _room(self, games: int) -> None:
         per_game = self.net.cells * self.net.pt_cells.shape[0]
         need = min(self.flat.shape[0], int(self.count[0]) + games * per_game)
+        if 2 * need > self.mark.shape[0]:  # at most half full, so probes stay short
+            size = self.mark.shape[0]
+            while size < 2 * need:
+                size *= 2
+            grown = np.full(size, -1, dtype=np.int64)
+            rehash(grown, self.mark)
+            self.mark = grown
         if need > self.touched.shape[0]:
             size = min(self.flat.shape[0], max(need, 2 * self.touched.shape[0]))
             n = int(self.count[0])
-            for name, dtype in (("touched", np.int64), ("old", np.float32),
-                                ("keep", np.float32)):
+            for name, dtype in (("touched", np.int64), ("old", np.float32)):
                 grown = np.empty(size, dtype=dtype)
                 grown[:n] = getattr(self, name)[:n]
                 setattr(self, name, grown)
@@ -89,13 +94,13 @@ class Host:
                 self._room(games)
                 play_games(self.net, self.weights, self._empty, self._empty, rng, games,
                            share.played + done, schedule, stats, self.mark, self.touched,
-                           self.old, self.keep, self.count)
+                           self.old, self.count)
                 done += games
                 if done >= share.games:
                     break
-            delta = collect(self.flat, self.mark, self.touched, self.old, self.keep,
-                            int(self.count[0]))
+            delta = collect(self.flat, self.mark, self.touched, self.old, int(self.count[0]))
             self.count[0] = 0
+            self.mark.fill(-1)
             out.append(Played(share.slot, delta, rng, stats, time.perf_counter() - started))
         return out
 

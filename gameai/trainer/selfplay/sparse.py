@@ -45,6 +45,7 @@ SUM, MEAN, SCALED = 0, 1, 2
 RULES = {"sum": SUM, "mean": MEAN, "scaled": SCALED}
 _MAX_R = 1.0 - 1e-7  # a contraction of 1 would weigh infinitely
 _MIN_R = 1e-12  # below this a delta carries no contraction: it is added as it is
+_HASH = np.uint64(0x9E3779B97F4A7C15)  # as play_games' tracking table
 
 
 class Delta(NamedTuple):
@@ -81,26 +82,47 @@ def empty_delta() -> Delta:
 
 
 @nb.njit(cache=True, nogil=True)
-def _collect(flat: F32, mark: I32, touched: I64, old: F32, keep: F32, n: int,
+def _probe(table: I64, flat: int) -> int:
+    """Where ``flat`` is in the tracking's hash table, or the empty entry it would take."""
+    mask = table.shape[0] - 1
+    h = np.int64((np.uint64(flat) * _HASH) >> np.uint64(32)) & mask
+    while table[h] >= 0 and table[h] >> 32 != flat:
+        h = (h + 1) & mask
+    return h
+
+
+@nb.njit(cache=True, nogil=True)
+def _collect(flat: F32, table: I64, touched: I64, old: F32, n: int,
              index: I64, before: F32, after: F32, reach: F32) -> None:
+    bits = np.empty(1, dtype=np.uint32)
+    keep = bits.view(np.float32)
     for j in range(n):
         e = touched[j]
+        bits[0] = np.uint32(table[_probe(table, e)] & 0xFFFFFFFF)
         index[j] = e
         before[j] = old[j]
         after[j] = flat[e]
-        reach[j] = 1.0 - keep[j]
+        reach[j] = 1.0 - keep[0]
         flat[e] = old[j]
-        mark[e] = 0
 
 
-def collect(flat: F32, mark: I32, touched: I64, old: F32, keep: F32, n: int) -> Delta:
-    """The delta of the ``n`` weights recorded in ``touched``/``old``/``keep``, taken out of
-    ``flat`` (the copy's weights, flattened), which is put back to its base; ``mark`` is
-    cleared where it was set."""
+def collect(flat: F32, table: I64, touched: I64, old: F32, n: int) -> Delta:
+    """The delta of the ``n`` weights recorded in ``touched``/``old`` and ``table`` (the
+    tracking's hash table: each weight's ``keep`` in its entry's low 32 bits), taken out of
+    ``flat`` (the copy's weights, flattened), which is put back to its base."""
     out = Delta(np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32),
                 np.empty(n, np.float32))
-    _collect(flat, mark, touched, old, keep, n, *out)
+    _collect(flat, table, touched, old, n, *out)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def rehash(table: I64, old: I64) -> None:
+    """Move the entries of the tracking's hash table ``old`` into ``table`` (all -1, a
+    larger power of two): the table grown (see ``play_games``)."""
+    for h in range(old.shape[0]):
+        if old[h] >= 0:
+            table[_probe(table, old[h] >> 32)] = old[h]
 
 
 @nb.njit(cache=True, nogil=True)
