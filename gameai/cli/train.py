@@ -91,6 +91,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --judge-games: seconds of solver search per opponent move "
                    "(default 2)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    cluster_options(p)
     memory_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_train)
@@ -211,6 +212,41 @@ def store_options(p: argparse.ArgumentParser) -> None:
                    "$GAMEAI_DATA_DIR or ~/.local/share/gameai)")
 
 
+def cluster_options(p: argparse.ArgumentParser) -> None:
+    """``--cluster`` and ``--on-node-loss``: the n-tuple learner's parallel actors on a Ray
+    cluster (the extra ``gameai[ray]``)."""
+    p.add_argument("--cluster", metavar="ADDRESS", help="run the n-tuple learner's parallel "
+                   "actors (--param actors=N) on the Ray cluster whose head is at "
+                   "ADDRESS (host:port), or 'auto' (the cluster this machine belongs to); "
+                   "needs pip install 'gameai[ray]'; the model is the local one's, byte "
+                   "for byte")
+    p.add_argument("--on-node-loss", choices=("continue", "wait"), default="continue",
+                   help="with --cluster: a dead node's unsent games are played again by "
+                   "the actors left (continue, the default) or by new actors once the "
+                   "cluster has room for them (wait)")
+
+
+def use_cluster(learner: Any, address: str | None, on_loss: str) -> dict[str, float] | None:
+    """Put ``learner``'s actors on the Ray cluster at ``address`` (nothing without one).
+    Returns the cluster's nodes and CPUs."""
+    if not address:
+        return None
+    from gameai.trainer.selfplay.ray import RayCluster, RayUnavailable, connect
+
+    if learner.algorithm != "ntuple":
+        raise CommandError(f"--cluster runs the n-tuple learner's parallel actors; "
+                           f"{learner.algorithm} learns on one core (docs/trainer.md)", USAGE)
+    if learner.params.actors < 2 or learner.params.sync_games == 0:
+        raise CommandError("--cluster needs parallel actors in rounds: --param actors=N "
+                           "(N >= 2) and sync_games above 0", USAGE)
+    try:
+        machines = connect(address)
+    except RayUnavailable as e:
+        raise CommandError(str(e), USAGE) from e
+    learner.use_backend(RayCluster(on_loss))
+    return machines
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -244,6 +280,11 @@ def run_train(args: argparse.Namespace) -> int:
     if out is not None:
         write_atomically(out, model.to_bytes())
         extra["out"] = str(out)
+    if extra.get("stopped") == "cluster_lost":
+        kept = f"written to {out}" if out else "not saved (no --out)"
+        raise CommandError(f"{extra['error']}: training stopped after "
+                           f"{model.info.games_played:,} games; the model of those games "
+                           f"(the last checkpoint) is {kept}; nothing was published")
     if args.store_url:
         extra["published"] = _publish(args, model)
     failed = _plot(args, game, history, extra) if args.plot else None
@@ -293,7 +334,10 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
 
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
+    from gameai.trainer.selfplay.rounds import ClusterLost
+
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
+    machines = use_cluster(learner, args.cluster, args.on_node_loss)
     judge = None
     if args.judge_games:
         from gameai.trainer.evaluation.book import default_book
@@ -322,17 +366,37 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                 path = keep / f"{game.name}-{point.games}.model"
                 path.write_bytes(learner.export().to_bytes())
 
-        result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
-                       until_perfect=args.until_perfect, eval_every=args.eval_every,
-                       eval_share=None if args.eval_every else args.eval_share or EVAL_SHARE,
-                       should_stop=stop, on_round=on_round,
-                       record_time=stamp is None, created_at=created_at, judge=judge,
-                       judge_every=args.judge_every or 0)
+        try:
+            result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
+                           until_perfect=args.until_perfect, eval_every=args.eval_every,
+                           eval_share=None if args.eval_every else args.eval_share
+                           or EVAL_SHARE, should_stop=stop, on_round=on_round,
+                           record_time=stamp is None, created_at=created_at, judge=judge,
+                           judge_every=args.judge_every or 0)
+        except ClusterLost as e:
+            return _cluster_lost(learner, e)
+        finally:
+            getattr(learner, "close", lambda: None)()  # the parallel actors, if any
     extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),
                              "history": result.history}
+    if machines is not None:
+        extra["cluster"] = {**machines, **getattr(learner, "selfplay_status", {})}
     return result.model, extra
+
+
+def _cluster_lost(learner: Any, error: Exception) -> tuple[Model, dict[str, Any]]:
+    """The Ray cluster went away: the model of the weights last pulled from it (the last
+    checkpoint), evaluated, written where asked, and the run ends with the reason."""
+    from gameai.trainer.evaluation.evaluate import evaluate
+    from gameai.trainer.training import with_evaluation
+
+    exported = learner.export()
+    model = with_evaluation(
+        lambda r: exported.with_info(learner.info(evaluation=r)),
+        evaluate(exported, seed=learner.seed))
+    return model, {"stopped": "cluster_lost", "error": str(error)}
 
 
 def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]

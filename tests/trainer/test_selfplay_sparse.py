@@ -13,7 +13,6 @@ from gameai.games import get_game
 from gameai.trainer.learners.ntuple import NO_TRACKING, play_games
 from gameai.trainer.selfplay.host import Host, Share
 from gameai.trainer.selfplay.sparse import (
-    MEAN,
     RULES,
     SCALED,
     SUM,
@@ -51,7 +50,7 @@ def reference_merge(base: np.ndarray, deltas: list[Delta], rule: str) -> np.ndar
     out = base.copy()
     touched: dict[int, list[tuple[float, float]]] = {}
     for delta in deltas:
-        for e, b, a, r in zip(delta.index, delta.before, delta.after, delta.reach,
+        for e, b, a, r in zip(delta.entry, delta.before, delta.after, delta.reach,
                               strict=True):
             touched.setdefault(int(e), []).append((float(a) - float(b), float(r)))
     for e, moves in touched.items():
@@ -89,7 +88,7 @@ def test_round_merge_matches_the_reference(rule):
     copy = base.copy()
     apply(copy, update)
     assert np.array_equal(copy, flat)  # an update brings a copy to the master exactly
-    assert set(update.index.tolist()) == set(np.concatenate([d.index for d in deltas]).tolist())
+    assert set(update.entry.tolist()) == set(np.concatenate([d.entry for d in deltas]).tolist())
 
 
 def test_sparse_sum_equals_the_dense_merge_it_replaces():
@@ -101,7 +100,7 @@ def test_sparse_sum_equals_the_dense_merge_it_replaces():
     dense = base.copy()
     for delta in deltas:
         copy = base.copy()
-        copy[delta.index] = delta.after
+        copy[delta.entry] = delta.after
         dense += copy - base
     sparse = base.copy()
     merge_round(sparse, np.zeros(base.shape[0], np.int32), deltas, SUM)
@@ -130,14 +129,14 @@ def test_asynchronous_merge_matches_the_reference(rule):
     (delta,) = random_deltas(rng, base, 1)
     master = base + rng.normal(0, 0.05, 300).astype(np.float32)  # moved since the base
     expected = master.copy()
-    for e, b, a, r in zip(delta.index, delta.before, delta.after, delta.reach, strict=True):
+    for e, b, a, r in zip(delta.entry, delta.before, delta.after, delta.reach, strict=True):
         m, d = float(master[e]), float(a) - float(b)
         m += d - (m - float(b)) * min(float(r), 1.0) if rule == SCALED else d
         expected[e] = np.float32(m)
     flat = master.copy()
     update = merge_one(flat, delta, rule)
     assert np.allclose(flat, expected, rtol=0, atol=1e-6)
-    assert isinstance(update, Update) and np.array_equal(update.values, flat[update.index])
+    assert isinstance(update, Update) and np.array_equal(update.values, flat[update.entry])
 
 
 @pytest.mark.parametrize("name", ["tictactoe", "connect-4x5-4"])
@@ -157,12 +156,12 @@ def test_a_tracked_share_is_the_untracked_games_taken_out(name):
     assert np.array_equal(host.weights, base)  # put back
     assert np.array_equal(played.stats, stats)
     moved = np.flatnonzero(plain.reshape(-1) != base.reshape(-1))
-    assert set(moved.tolist()) <= set(played.delta.index.tolist())
-    assert len(set(played.delta.index.tolist())) == played.delta.size  # no weight twice
+    assert set(moved.tolist()) <= set(played.delta.entry.tolist())
+    assert len(set(played.delta.entry.tolist())) == played.delta.size  # no weight twice
     rebuilt = base.reshape(-1).copy()
-    rebuilt[played.delta.index] = played.delta.after
+    rebuilt[played.delta.entry] = played.delta.after
     assert np.array_equal(rebuilt, plain.reshape(-1))
-    assert np.array_equal(played.delta.before, base.reshape(-1)[played.delta.index])
+    assert np.array_equal(played.delta.before, base.reshape(-1)[played.delta.entry])
     assert ((played.delta.reach >= 0) & (played.delta.reach <= 1)).all()
     assert played.delta.reach.max() > 0.5  # the opening's weights, updated every game
 

@@ -43,7 +43,6 @@ from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, NtupleModel
 from gameai.models.ntuple import build_net, default_shape, parse_patterns, random_walks
 from gameai.models.ntuple_kernels import (
-    F32,
     MINE,
     PLAYABLE,
     THEIRS,
@@ -64,8 +63,8 @@ from gameai.trainer.selfplay.sparse import RULES
 from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
 
 if TYPE_CHECKING:
-    from gameai.trainer.selfplay.rounds import Backend, SelfPlay
     from gameai.trainer.selfplay.ray import RemoteSelfPlay
+    from gameai.trainer.selfplay.rounds import Backend, SelfPlay
 
 
 @dataclass(frozen=True)
@@ -149,6 +148,8 @@ class NtupleLearner(Learner):
         self._pool: ThreadPoolExecutor | None = None  # shared weights' threads
         self.backend: Backend | None = None  # where the actors run (None: local threads)
         self._selfplay: SelfPlay | RemoteSelfPlay | None = None
+        self._synced_games = 0  # games behind the weights last pulled from the actors
+        self.selfplay_status: dict[str, Any] = {}  # the parallel actors' last figures
 
     def use_backend(self, backend: Backend | Any) -> None:
         """Run the parallel actors on ``backend`` (local threads by default; a Ray
@@ -172,6 +173,7 @@ class NtupleLearner(Learner):
         """Bring ``weights`` up to date with the actors' learner where it runs apart."""
         if self._selfplay is not None:
             self._selfplay.pull(self.weights)
+            self._synced_games = self.games_played
 
     @property
     def exploration(self) -> float:
@@ -193,11 +195,21 @@ class NtupleLearner(Learner):
         if p.sync_games == 0:
             self._shared_round(games, played, schedule, stats)
             return
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
         if self._selfplay is None:
             self._selfplay = self._start_selfplay(schedule)
-        self._selfplay.run(games, played, schedule, stats)
+        try:
+            self._selfplay.run(games, played, schedule, stats)
+        except ClusterLost:
+            # the learner's weights went with the cluster: what is kept is what was last
+            # pulled (an export's), and the games behind it
+            self._selfplay = None
+            self.games_played = self._synced_games
+            raise
         for i, rng in enumerate(self._selfplay.rngs):
             self.actor_rngs[i][:] = rng
+        self.selfplay_status = self._selfplay.status.to_json()
 
     def _start_selfplay(self, schedule: np.ndarray) -> SelfPlay | RemoteSelfPlay:
         from gameai.trainer.selfplay.local import LocalBackend

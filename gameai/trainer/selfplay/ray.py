@@ -22,6 +22,7 @@ anything a user stored.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import logging
 from typing import Any
 
@@ -129,10 +130,8 @@ class RayHost:
             self.actor.apply.remote(*updates)  # object refs: each node reads them once
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # already gone with its node
             _ray().kill(self.actor)
-        except Exception:  # already gone with its node
-            pass
 
 
 class RayBackend:

@@ -51,14 +51,14 @@ _HASH = np.uint64(0x9E3779B97F4A7C15)  # as play_games' tracking table
 class Delta(NamedTuple):
     """One actor's change since its base: parallel arrays over the weights it touched."""
 
-    index: I64  # flat index into the weights
+    entry: I64  # flat index into the weights
     before: F32  # the value it started from (the base's)
     after: F32  # the value it reached
     reach: F32  # the share of the error its own updates removed (0 to 1)
 
     @property
     def size(self) -> int:
-        return int(self.index.shape[0])
+        return int(self.entry.shape[0])
 
     @property
     def nbytes(self) -> int:
@@ -68,12 +68,12 @@ class Delta(NamedTuple):
 class Update(NamedTuple):
     """What the learner changed in a merge: set ``weights[index] = values``."""
 
-    index: I64
+    entry: I64
     values: F32
 
     @property
     def size(self) -> int:
-        return int(self.index.shape[0])
+        return int(self.entry.shape[0])
 
 
 def empty_delta() -> Delta:
@@ -176,7 +176,8 @@ def merge_round(flat: F32, mark: I32, deltas: list[Delta], rule: int) -> Update:
     joined = [np.concatenate(column) for column in zip(*deltas, strict=True)]
     n = joined[0].shape[0]
     out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
-    k = _merge_round(flat, mark, *joined, rule, out_index, out_values)
+    entry, before, after, reach = joined
+    k = _merge_round(flat, mark, entry, before, after, reach, rule, out_index, out_values)
     return Update(out_index[:k].copy(), out_values[:k].copy())
 
 
@@ -199,10 +200,10 @@ def merge_one(flat: F32, delta: Delta, rule: int) -> Update:
     """Merge one actor's ``delta`` into ``flat``, which may have moved since the delta's
     base (the asynchronous mode; ``rule`` SUM or SCALED). Returns the update."""
     values = np.empty(delta.size, np.float32)
-    _merge_one(flat, delta.index, delta.before, delta.after, delta.reach, rule, values)
-    return Update(delta.index.copy(), values)
+    _merge_one(flat, delta.entry, delta.before, delta.after, delta.reach, rule, values)
+    return Update(delta.entry.copy(), values)
 
 
 def apply(flat: F32, update: Update) -> None:
     """Set the update's weights in ``flat`` (a copy's weights, flattened)."""
-    flat[update.index] = update.values
+    flat[update.entry] = update.values
