@@ -364,7 +364,7 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
             bar.advance(stats.games, note=summary(point.evaluation) if point else "")
             if keep is not None and point is not None:
                 path = keep / f"{game.name}-{point.games}.model"
-                path.write_bytes(learner.export().to_bytes())
+                write_atomically(path, learner.export().to_bytes())  # never half-made
 
         try:
             result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,

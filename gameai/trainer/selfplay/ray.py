@@ -24,6 +24,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import logging
+import os
+import socket
+import time
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,21 @@ from gameai.trainer.selfplay.sparse import Update
 
 log = logging.getLogger("gameai.trainer.selfplay")
 INSTALL = "pip install 'gameai[ray]'"
+HEAD_POLL = 1.0  # seconds between looks at the head while waiting on the learner
+HEAD_GRACE = 10.0  # seconds the head may not answer before the run stops
+# Ray ends a driver whose head has not answered for this long; the trainer stops first
+# (HEAD_GRACE), and needs the time to write its last model
+RAY_DRIVER_PATIENCE = "600"
+
+
+def _answers(address: str) -> bool:
+    """Whether the head's GCS port accepts a connection."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1.0):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 class RayUnavailable(RuntimeError):
@@ -59,6 +77,7 @@ def connect(address: str) -> dict[str, float]:
     """
     ray = _ray()
     if not ray.is_initialized():
+        os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", RAY_DRIVER_PATIENCE)
         try:
             ray.init(address=address, logging_level=logging.WARNING,
                      log_to_driver=False, configure_logging=False)
@@ -189,17 +208,34 @@ class RemoteSelfPlay:
 
     def __init__(self, actor: Any, slots: int, rngs: list[np.ndarray]) -> None:
         self.actor = actor
+        self.head = str(_ray().get_runtime_context().gcs_address)
         self.rngs = rngs
         self.status = Status(backend="ray")
 
     def _call(self, method: Any, *args: Any) -> Any:
+        """``method(*args)`` on the learner, waited for while the head answers: a head that
+        stops answering for :data:`HEAD_GRACE` seconds, or a learner that dies, raises
+        :class:`ClusterLost` (before Ray's own watchdog would end the process)."""
         ray = _ray()
+        lost = (ray.exceptions.RayActorError, ray.exceptions.RaySystemError,
+                ray.exceptions.ObjectLostError, ray.exceptions.NodeDiedError, ConnectionError)
+        silent_since = None
         try:
-            return ray.get(method.remote(*args))
-        except (ray.exceptions.RayActorError, ray.exceptions.RaySystemError,
-                ray.exceptions.ObjectLostError, ray.exceptions.NodeDiedError,
-                ConnectionError) as e:
-            raise ClusterLost(f"the Ray cluster's learner went away: {e}") from e
+            ref = method.remote(*args)
+            while True:
+                ready, _ = ray.wait([ref], timeout=HEAD_POLL)
+                if ready:
+                    return ray.get(ref)
+                if _answers(self.head):
+                    silent_since = None
+                    continue
+                silent_since = silent_since or time.monotonic()
+                if time.monotonic() - silent_since > HEAD_GRACE:
+                    raise ClusterLost(f"the Ray cluster went away (its head at {self.head} "
+                                      f"has not answered for {HEAD_GRACE:.0f} s)")
+        except lost as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ClusterLost(f"the Ray cluster's learner went away ({reason})") from e
 
     def run(self, games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
         out = self._call(self.actor.run, games, played, schedule)
