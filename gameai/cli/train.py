@@ -115,9 +115,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gameai bench selfplay`` and ``gameai bench learners``."""
-    p = sub.add_parser("selfplay", help="self-play games per second against plain Python")
+    p = sub.add_parser("selfplay", help="self-play games per second against plain Python; "
+                       "with --algorithm ntuple, by number of parallel actors (and on a Ray "
+                       "cluster), with --judge the strength at equal games")
     p.add_argument("--game", default="tictactoe")
-    p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring")
+    p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring (per "
+                   "actor count with --algorithm ntuple)")
+    p.add_argument("--algorithm", choices=("ntuple",), help="time the n-tuple learner's "
+                   "parallel actors instead of the table learners against plain Python")
+    p.add_argument("--actors", default="1,2", metavar="K,K,...",
+                   help="with --algorithm ntuple: the actor counts (default 1,2)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="also on this Ray cluster (host:port "
+                   "or auto; pip install 'gameai[ray]')")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a learner parameter for every setting (sync_games=..., merge=...)")
+    p.add_argument("--judge", action="store_true", help="also the strength at an equal "
+                   "number of games for each actor count: the judge's matches against the "
+                   "perfect player at the default depth, and the evaluator's figures")
+    p.add_argument("--judge-after", type=positive, default=300_000, metavar="GAMES",
+                   help="with --judge: games each actor count trains (default 300,000)")
+    p.add_argument("--judge-games", type=positive, default=200, metavar="N",
+                   help="with --judge: games a match (default 200)")
+    p.add_argument("--judge-time", type=float, default=2.0, metavar="S",
+                   help="with --judge: the perfect opponent's seconds a move past the "
+                   "solver's tables (default 2)")
+    p.add_argument("--positions", type=int, default=0, metavar="N",
+                   help="with --judge: also error rates on N solver-labelled positions a "
+                   "class (slow on Connect Four: the solver labels them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_selfplay)
     p = sub.add_parser("learners", help="games and seconds until perfect per learner "
@@ -491,6 +515,8 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
+    if args.algorithm == "ntuple":
+        return _bench_actors(args, game)
     if not game.cell_kernels:
         raise CommandError(f"bench selfplay times the m,n,k self-play kernels against their "
                            f"plain-Python twin; {game.name} is played along its state graph: "
@@ -501,6 +527,48 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     except CannotTrain as e:
         raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else figure_lines(figures))
+    return 0
+
+
+def _bench_actors(args: argparse.Namespace, game: Game) -> int:
+    from gameai.bench.learners import actor_scaling, actor_strength
+    from gameai.trainer.learners.base import BadParameter
+    from gameai.trainer.selfplay.ray import RayUnavailable
+    from gameai.trainer.training import CannotTrain
+
+    try:
+        actors = tuple(int(k) for k in args.actors.split(",") if k)
+    except ValueError:
+        raise CommandError(f"--actors must be comma-separated counts, got {args.actors!r}",
+                           USAGE) from None
+    if not actors or min(actors) < 1 or max(actors) > 64:
+        raise CommandError("--actors: counts from 1 to 64", USAGE)
+    if not game.cell_kernels:
+        raise CommandError(f"the n-tuple learner plays m,n,k games; {game.name} is not one",
+                           USAGE)
+    say = (lambda _: None) if args.json else print
+    params = parse_params(args.param)
+    try:
+        figures: dict[str, Any] = {"speed": actor_scaling(
+            game.name, actors=actors, seconds=args.seconds, cluster=args.cluster,
+            params=params, progress=say)}
+        if args.judge:
+            figures["strength"] = actor_strength(
+                game.name, actors=actors, games=args.judge_after, judge_games=args.judge_games,
+                time_limit=args.judge_time, positions=args.positions, params=params,
+                progress=say)
+    except RayUnavailable as e:
+        raise CommandError(str(e), USAGE) from e
+    except BadParameter as e:
+        raise CommandError(f"--param: {e}", USAGE) from e
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        m = figures["speed"]["machine"]
+        print(f"{m['cores']} cores, load average {m['load_average']} -> "
+              f"{m['load_average_after']}")
     return 0
 
 
