@@ -31,6 +31,7 @@ large ``alpha`` settle per weight).
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -163,17 +164,38 @@ class NtupleLearner(Learner):
         return self._selfplay
 
     def close(self) -> None:
-        """Stop the parallel actors (the weights stay)."""
+        """Stop the parallel actors (the weights stay: their last pulled state, if the
+        cluster they ran on is gone)."""
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
         if self._selfplay is not None:
-            self.sync()
-            self._selfplay.close()
-            self._selfplay = None
+            with contextlib.suppress(ClusterLost):
+                self.sync()
+            if self._selfplay is not None:
+                self._selfplay.close()
+                self._selfplay = None
 
     def sync(self) -> None:
-        """Bring ``weights`` up to date with the actors' learner where it runs apart."""
+        """Bring ``weights`` up to date with the actors' learner where it runs apart.
+
+        Raises:
+            ClusterLost: that learner is gone; the weights and ``games_played`` are then
+                those of the last pull.
+        """
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
         if self._selfplay is not None:
-            self._selfplay.pull(self.weights)
+            try:
+                self._selfplay.pull(self.weights)
+            except ClusterLost:
+                self._lost()
+                raise
             self._synced_games = self.games_played
+
+    def _lost(self) -> None:
+        """The actors' learner went with its cluster: keep what was last pulled."""
+        self._selfplay = None
+        self.games_played = self._synced_games
 
     @property
     def exploration(self) -> float:
@@ -204,8 +226,7 @@ class NtupleLearner(Learner):
         except ClusterLost:
             # the learner's weights went with the cluster: what is kept is what was last
             # pulled (an export's), and the games behind it
-            self._selfplay = None
-            self.games_played = self._synced_games
+            self._lost()
             raise
         for i, rng in enumerate(self._selfplay.rngs):
             self.actor_rngs[i][:] = rng
