@@ -18,7 +18,7 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.learners.ntuple import play_games
-from gameai.trainer.selfplay.sparse import Delta, Update, apply, collect, rehash
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, rehash
 
 GROW_GAMES = 16  # games between checks of the tracking buffers' room
 
@@ -98,7 +98,10 @@ class Host:
                 done += games
                 if done >= share.games:
                     break
-            delta = collect(self.flat, self.mark, self.touched, self.old, int(self.count[0]))
+            # sorted here, in the actors' own threads or processes: the learner's merge
+            # is then one ascending pass over the weights
+            delta = by_index(collect(self.flat, self.mark, self.touched, self.old,
+                                     int(self.count[0])))
             self.count[0] = 0
             self.mark.fill(-1)
             out.append(Played(share.slot, delta, rng, stats, time.perf_counter() - started))

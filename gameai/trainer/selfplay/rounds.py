@@ -111,7 +111,6 @@ class SelfPlay:
 
         self.backend, self.net, self.weights = backend, net, weights
         self.flat = weights.reshape(-1)
-        self.mark = np.zeros(self.flat.shape[0], dtype=np.int32)
         self.slots, self.round_games, self.rule = slots, round_games, rule
         self.staleness, self.on_loss = staleness, on_loss
         make = rng_of or (lambda s, i: seed_state(s * 1_000_003 + i + 1))
@@ -212,7 +211,7 @@ class SelfPlay:
                                                              self.slots - len(self.hosts))))
         started = time.perf_counter()
         ordered = [done[i] for i in range(self.slots)]
-        update = merge_round(self.flat, self.mark, [p.delta for p in ordered], self.rule)
+        update = merge_round(self.flat, [p.delta for p in ordered], self.rule)
         token = self._publish(update)
         for host in self.hosts:
             host.apply([token])

@@ -37,7 +37,6 @@ import numba as nb
 import numpy as np
 import numpy.typing as npt
 
-I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F32 = npt.NDArray[np.float32]
 
@@ -126,58 +125,75 @@ def rehash(table: I64, old: I64) -> None:
 
 
 @nb.njit(cache=True, nogil=True)
-def _merge_round(flat: F32, mark: I32, index: I64, before: F32, after: F32, reach: F32,
+def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, starts: I64,
                  rule: int, out_index: I64, out_values: F32) -> int:
-    n = index.shape[0]
-    plain = np.zeros(n)  # sum of deltas added as they are
-    weight = np.zeros(n)  # scaled: sum of w_j
-    aimed = np.zeros(n)  # scaled: sum of w_j * d_j / r_j
-    count = np.zeros(n, dtype=np.int64)
-    k = 0
-    for j in range(n):
-        e = index[j]
-        s = mark[e] - 1
-        if s < 0:
-            s = k
-            k += 1
-            mark[e] = s + 1
-            out_index[s] = e
-        d = np.float64(after[j]) - np.float64(before[j])
-        count[s] += 1
-        if rule == 2:
-            r = min(np.float64(reach[j]), _MAX_R)
-            if r <= _MIN_R:
-                plain[s] += d
-            else:
-                w = -np.log1p(-r)
-                weight[s] += w
-                aimed[s] += w * d / r
-        else:
-            plain[s] += d
-    for s in range(k):
-        e = out_index[s]
-        mark[e] = 0
-        move = plain[s]
+    """The deltas ``starts[j]:starts[j + 1]`` of the joined arrays, each sorted by index,
+    merged in one pass: the smallest index at the heads first, its deltas in the actors'
+    order (the sums' order), so the weights are read and written in ascending order."""
+    k = starts.shape[0] - 1
+    head = starts[:-1].copy()
+    n = 0
+    while True:
+        e = -1
+        for j in range(k):
+            if head[j] < starts[j + 1] and (e < 0 or index[head[j]] < e):
+                e = index[head[j]]
+        if e < 0:
+            return n
+        plain = 0.0
+        weight = 0.0
+        aimed = 0.0
+        count = 0
+        for j in range(k):
+            h = head[j]
+            if h < starts[j + 1] and index[h] == e:
+                head[j] = h + 1
+                d = np.float64(after[h]) - np.float64(before[h])
+                count += 1
+                if rule == 2:
+                    r = min(np.float64(reach[h]), _MAX_R)
+                    if r <= _MIN_R:
+                        plain += d
+                    else:
+                        w = -np.log1p(-r)
+                        weight += w
+                        aimed += w * d / r
+                else:
+                    plain += d
+        move = plain
         if rule == 1:
-            move /= count[s]
-        elif rule == 2 and weight[s] > 0.0:
-            move += aimed[s] / weight[s] * -np.expm1(-weight[s])
+            move /= count
+        elif rule == 2 and weight > 0.0:
+            move += aimed / weight * -np.expm1(-weight)
         flat[e] = np.float32(np.float64(flat[e]) + move)
-        out_values[s] = flat[e]
-    return k
+        out_index[n] = e
+        out_values[n] = flat[e]
+        n += 1
 
 
-def merge_round(flat: F32, mark: I32, deltas: list[Delta], rule: int) -> Update:
+def by_index(delta: Delta) -> Delta:
+    """``delta`` with its weights in ascending index order (what the merge reads)."""
+    if delta.size < 2 or bool(np.all(delta.entry[1:] > delta.entry[:-1])):
+        return delta
+    order = np.argsort(delta.entry, kind="stable")
+    return Delta(delta.entry[order], delta.before[order], delta.after[order],
+                 delta.reach[order])
+
+
+def merge_round(flat: F32, deltas: list[Delta], rule: int) -> Update:
     """Merge a round's ``deltas`` (all from the same base, ``flat``; in the actors' order,
-    which fixes the sums' order) into ``flat`` by ``rule``; ``mark`` is a zeroed int32
-    scratch of ``flat``'s size, left zeroed. Returns the update every copy applies."""
+    which fixes the sums' order) into ``flat`` by ``rule``. Returns the update every copy
+    applies, in ascending index order. A delta not sorted by index is sorted first (the
+    hosts send theirs sorted, so this pass stays linear)."""
     if not deltas:
         return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
-    joined = [np.concatenate(column) for column in zip(*deltas, strict=True)]
-    n = joined[0].shape[0]
+    deltas = [by_index(d) for d in deltas]
+    entry, before, after, reach = (np.concatenate(column) for column in zip(*deltas,
+                                                                             strict=True))
+    starts = np.cumsum([0] + [d.size for d in deltas]).astype(np.int64)
+    n = entry.shape[0]
     out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
-    entry, before, after, reach = joined
-    k = _merge_round(flat, mark, entry, before, after, reach, rule, out_index, out_values)
+    k = _merge_round(flat, entry, before, after, reach, starts, rule, out_index, out_values)
     return Update(out_index[:k].copy(), out_values[:k].copy())
 
 
