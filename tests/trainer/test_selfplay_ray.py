@@ -133,7 +133,7 @@ def test_the_head_going_away_stops_the_run_with_the_last_model(tmp_path):
     ends the process first (the trainer's node is the head's: its raylet went too), the
     checkpoints are what is kept (docs/operations.md)."""
     out, kept = tmp_path / "kept.model", tmp_path / "checkpoints"
-    env = {**os.environ, **LOOPBACK, "RAY_gcs_rpc_server_reconnect_timeout_s": "20"}
+    env = {**os.environ, **LOOPBACK, "RAY_gcs_rpc_server_reconnect_timeout_s": "8"}
     with loopback_cluster(workers=1, cpus=1, connect=False) as other:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gameai", "train", "--game", "connect-4x5-4",
