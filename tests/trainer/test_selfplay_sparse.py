@@ -21,6 +21,7 @@ from gameai.trainer.selfplay.sparse import (
     apply,
     merge_one,
     merge_round,
+    radix_order,
 )
 from gameai.trainer.training import make_learner
 
@@ -181,3 +182,10 @@ def test_parallel_rounds_do_not_depend_on_the_threads():
 
     one = trained(1)
     assert np.array_equal(one, trained(2)) and np.array_equal(one, trained(3))
+
+
+@pytest.mark.parametrize("top", [1, 4095, 4096, 9_175_040, 2**28])
+def test_radix_order_sorts_like_a_stable_argsort(top):
+    keys = np.random.default_rng(top).integers(0, top, 5000).astype(np.int64)
+    assert np.array_equal(radix_order(keys), np.argsort(keys, kind="stable"))
+    assert radix_order(np.zeros(0, np.int64)).shape == (0,)
