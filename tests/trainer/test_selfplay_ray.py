@@ -64,6 +64,30 @@ def test_a_cluster_trains_the_local_model_byte_for_byte(cluster, tmp_path, capsy
     assert load_model(remote).info.games_played == 3000
 
 
+def test_the_trainer_worker_plays_on_the_cluster_and_publishes(cluster, redis_url, caplog):
+    """``gameai trainer --cluster``: the worker's actors on the cluster, its candidates
+    judged and published as without one."""
+    from gameai.store import ModelStore
+    from gameai.trainer.worker.main import main as worker
+    from gameai.trainer.worker.settings import load_settings
+
+    caplog.set_level("INFO", logger="gameai.trainer")
+    settings = load_settings({
+        "game": "tictactoe", "algorithm": "ntuple", "store_url": redis_url, "seed": 2,
+        "metrics_port": 0, "publish_every": 3000, "publish_min_seconds": 0,
+        "max_games": 6000, "params": {"actors": "2", "sync_games": "500"},
+        "cluster": cluster.address, "on_node_loss": "continue"})
+    assert worker(settings) == 0
+    assert "self-play on the Ray cluster" in caplog.text
+    store = ModelStore.from_url(redis_url)
+    try:
+        record = store.require(game="tictactoe", ref="latest")
+        model = store.load(game="tictactoe", version=record.version)
+    finally:
+        store.close()
+    assert model.info.params["actors"] == 2 and model.info.games_played == 6000
+
+
 def _learner(game: str, on_loss: str | None) -> Any:
     learner = make_learner(get_game(game), "ntuple", seed=7, params=PARAMS)
     if on_loss is not None:

@@ -375,10 +375,10 @@ def main(settings: WorkerSettings) -> int:
 
     learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
                            params=settings.params)
-    if settings.cluster:
-        _join_cluster(learner, settings)
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if settings.cluster:
+        _join_cluster(learner, settings)
     registry = CollectorRegistry()
     metrics = TrainerMetrics(registry, game=settings.game.name, algorithm=settings.algorithm)
     with open_store(settings.store) as store:
