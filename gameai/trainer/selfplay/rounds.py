@@ -183,12 +183,14 @@ class SelfPlay:
         todo = self._shares(games, played)
         done: dict[int, Played] = {}
         first_in = None
+        targets = list(self.hosts)  # who plays the shares still to do
         while todo:
-            if not self.hosts:
+            if not targets:
                 self._grow(schedule, at_least=1)
+                targets = list(self.hosts)
             futures: dict[cf.Future[list[Played]], tuple[HostHandle, list[Share]]] = {}
-            for h, host in enumerate(self.hosts):
-                mine = todo[h::len(self.hosts)]
+            for h, host in enumerate(targets):
+                mine = todo[h::len(targets)]
                 if mine:
                     futures[host.play(mine, schedule)] = (host, mine)
             todo = []
@@ -204,11 +206,14 @@ class SelfPlay:
                 self._count(host, result)
                 for p in result:
                     done[p.slot] = p
-            if todo:
+            if todo:  # a lost host's shares: to the hosts left, or to new ones ("wait")
                 todo.sort(key=lambda s: s.slot)
+                targets = list(self.hosts)
                 if self.on_loss == "wait" or not self.hosts:
+                    before = len(self.hosts)
                     self._grow(schedule, at_least=max(1, min(len(todo),
                                                              self.slots - len(self.hosts))))
+                    targets = self.hosts[before:]
         started = time.perf_counter()
         ordered = [done[i] for i in range(self.slots)]
         update = merge_round(self.flat, [p.delta for p in ordered], self.rule)
