@@ -160,17 +160,20 @@ class RayBackend:
 
     def __init__(self) -> None:
         self._made = 0
-        self._weights_ref: Any = None
-        self._weights_of: int | None = None
 
     def room(self, hosts: int) -> int:
         return max(0, int(machines()["cpus"]) - hosts)
 
-    def new_host(self, net: Net, weights: np.ndarray, schedule: np.ndarray) -> RayHost:
+    def share(self, weights: np.ndarray) -> Any:
+        """The weights in the object store, once for all the hosts started together."""
+        return _ray().put(weights)
+
+    def new_host(self, net: Net, weights: Any, schedule: np.ndarray) -> RayHost:
+        """A host actor on any node with a free CPU; ``weights``: their object reference
+        (:meth:`share`), which Ray hands the actor as the array."""
         ray = _ray()
         self._made += 1
-        actor = ray.remote(num_cpus=1, max_restarts=0)(_Host).remote(
-            net, ray.put(weights), schedule)
+        actor = ray.remote(num_cpus=1, max_restarts=0)(_Host).remote(net, weights, schedule)
         return RayHost(f"ray-{self._made}", actor)
 
     def publish(self, update: Update) -> Any:

@@ -70,7 +70,7 @@ class Backend(Protocol):
         """How many more hosts the machines have room for now, beyond ``hosts``."""
         ...
 
-    def new_host(self, net: Net, weights: np.ndarray, schedule: np.ndarray) -> HostHandle: ...
+    def new_host(self, net: Net, weights: Any, schedule: np.ndarray) -> HostHandle: ...
 
     def machines(self) -> dict[str, float]:
         """``nodes`` and ``cpus`` the backend runs on now."""
@@ -127,8 +127,12 @@ class SelfPlay:
         more whether or not they have: they wait for room)."""
         want = max(0, min(self.slots - len(self.hosts), self.backend.room(len(self.hosts))))
         want = max(want, at_least)
+        if not want:
+            return
+        share = getattr(self.backend, "share", None)  # Ray: the weights put in the object
+        weights = share(self.weights) if share is not None else self.weights  # store once
         for _ in range(want):
-            self.hosts.append(self.backend.new_host(self.net, self.weights, schedule))
+            self.hosts.append(self.backend.new_host(self.net, weights, schedule))
         if want:
             log.info("%d self-play hosts (%s)", len(self.hosts), self.backend.name)
 
