@@ -47,6 +47,8 @@ class WorkerSettings:
     log_level: str = "info"
     judge_games: int = 100  # games a match of the gates' judge (boards past the tables)
     judge_time: float = 2.0  # seconds of solver search per opponent move there
+    cluster: str | None = None  # a Ray cluster for the n-tuple learner's actors ("auto")
+    on_node_loss: str = "continue"  # a dead node's unsent games: to the rest, or "wait"
 
 
 def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
@@ -80,7 +82,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level, judge_games=_judge_games(flags.get("judge_games")),
-        judge_time=_judge_time(flags.get("judge_time")))
+        judge_time=_judge_time(flags.get("judge_time")), cluster=flags.get("cluster"),
+        on_node_loss=flags.get("on_node_loss") or "continue")
 
 
 def _judge_games(raw: Any) -> int:
