@@ -3,25 +3,29 @@
 A 3**cells array indexed by key is fine for tic-tac-toe (19,683 rows) but not for
 four-in-a-row (43 million), so every learner keeps only the positions it has met: keys in
 a power-of-two array probed linearly, values in parallel column arrays. Kernels find and
-insert with :func:`find` and :func:`insert`; the Python side grows the table between
-batches of games (:meth:`HashTable.reserve`), so a kernel never runs out of room.
+insert with :func:`find` and :func:`insert` (through the stores' compiled interface,
+:func:`gameai.trainer.learners.stores.lookup` and ``claim``, on its :class:`HashStore`);
+the Python side grows the table between batches of games (:meth:`HashTable.reserve`), so a
+kernel never runs out of room.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
 import numpy.typing as npt
+from numba.extending import overload
 
 from gameai.games.budget import Estimate, require
-from gameai.trainer.walkers.bitboard import U64
+from gameai.trainer.learners import stores
+from gameai.trainer.learners.stores import Column
+from gameai.trainer.walkers.rng import U64
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MAX_LOAD = 0.5
-Column = tuple[Any, tuple[int, ...], float]  # dtype, shape of one row, initial value
 
 
 @nb.njit(cache=True)
@@ -73,6 +77,40 @@ def find_many(keys: U64, queries: U64) -> npt.NDArray[np.int64]:
     return out
 
 
+@nb.njit(cache=True)
+def insert_many(keys: U64, used: npt.NDArray[np.int64], queries: U64) -> npt.NDArray[np.int64]:
+    """:func:`insert` for an array of keys, in order."""
+    out = np.empty(queries.shape[0], dtype=np.int64)
+    for j in range(queries.shape[0]):
+        out[j] = insert(keys, used, queries[j])
+    return out
+
+
+class HashStore(NamedTuple):
+    """A :class:`HashTable` as the kernels take it."""
+
+    keys: U64
+    used: npt.NDArray[np.int64]
+
+
+def _is_hash(store: Any) -> bool:
+    return getattr(store, "instance_class", None) is HashStore
+
+
+@overload(stores.lookup)
+def _hash_lookup(store, key) -> Any:
+    if not _is_hash(store):
+        return None
+    return lambda store, key: find(store.keys, key)
+
+
+@overload(stores.claim)
+def _hash_claim(store, key) -> Any:
+    if not _is_hash(store):
+        return None
+    return lambda store, key: insert(store.keys, store.used, key)
+
+
 class HashTable:
     """Keys and named value columns, e.g. ``HashTable({"v": (np.float64, (), 0.5)})``.
 
@@ -89,6 +127,9 @@ class HashTable:
 
     def __len__(self) -> int:
         return int(self.used[0])
+
+    def compiled(self) -> HashStore:
+        return HashStore(self.keys, self.used)
 
     @property
     def capacity(self) -> int:
@@ -128,6 +169,19 @@ class HashTable:
     def lookup(self, keys: U64) -> npt.NDArray[np.int64]:
         """Slots of ``keys``, -1 where absent."""
         return find_many(self.keys, np.ascontiguousarray(keys, dtype=np.uint64))
+
+    def claim(self, keys: U64) -> npt.NDArray[np.int64]:
+        """Slots of ``keys``, inserting the absent ones in order (room must be reserved)."""
+        return insert_many(self.keys, self.used, np.ascontiguousarray(keys, dtype=np.uint64))
+
+    def held(self) -> npt.NDArray[np.int64]:
+        return self.slots()
+
+    def per_move(self, name: str) -> npt.NDArray[Any]:
+        """Column ``name``, whose rows are ``(moves, *shape)``, as ``(slots * moves, *shape)``
+        (a view: the row of a slot's move ``m`` is ``slot * moves + m``)."""
+        column = self.columns[name]
+        return column.reshape(-1, *column.shape[2:])
 
     def nbytes(self) -> int:
         return int(self.keys.nbytes + sum(c.nbytes for c in self.columns.values()))

@@ -1,0 +1,149 @@
+"""Where the table learners keep their values: one interface over two position stores.
+
+A learner's values are columns of rows, one row a position (or afterstate) key. What a key
+is depends on the walker (:mod:`gameai.trainer.walkers`): a base-3 board key of up to 64
+bits (the bitboard walker), or a position's id in the game's state graph (the
+position-graph walker). So there are two stores:
+
+* :class:`gameai.trainer.learners.hashtable.HashTable`: a growable hash table of the keys
+  met so far (four-in-a-row has 3**16 keys, of which self-play meets a few million);
+* :class:`DenseTable`: an array row for every id, no hashing (every position of a game
+  small enough to enumerate).
+
+The kernels see a store through two compiled functions, :func:`lookup` (the slot of a
+key, or -1 where the store holds nothing for it) and :func:`claim` (the slot of a key,
+taking one if need be), which numba specialises for each store's compiled type
+(:class:`HashStore`, :class:`DenseStore`) at compile time. Python code sees both through
+:class:`PositionStore`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from numba.extending import overload
+
+I64 = npt.NDArray[np.int64]
+Column = tuple[Any, tuple[int, ...], float]  # dtype, shape of one row, initial value
+
+
+# -- the compiled interface: each store's module gives numba overloads for its type ------
+
+def lookup(store: Any, key: Any) -> int:
+    """The slot of ``key`` in ``store``, or -1 where it holds nothing for it (kernels
+    only: numba picks the store's implementation by its compiled type)."""
+    raise NotImplementedError("a compiled store function: call it from a numba kernel")
+
+
+def claim(store: Any, key: Any) -> int:
+    """The slot of ``key`` in ``store``, taking a free one if it holds none (kernels only)."""
+    raise NotImplementedError("a compiled store function: call it from a numba kernel")
+
+
+class PositionStore(Protocol):
+    """What learners and walkers ask of a store from Python."""
+
+    columns: dict[str, npt.NDArray[Any]]  # a row per slot
+
+    def __len__(self) -> int:
+        """How many keys the store holds."""
+
+    def compiled(self) -> tuple[Any, ...]:
+        """The store as its kernels take it (valid until the next :meth:`reserve`)."""
+
+    def reserve(self, more: int) -> None:
+        """Make room for ``more`` new keys (before a kernel call: kernels never grow it)."""
+
+    def lookup(self, keys: npt.NDArray[Any]) -> I64:
+        """Slots of ``keys``, -1 where the store holds nothing for them."""
+
+    def claim(self, keys: npt.NDArray[Any]) -> I64:
+        """Slots of ``keys``, taken where the store held none (in order)."""
+
+    def held(self) -> I64:
+        """The slots the store holds something in, in ascending key order."""
+
+    def per_move(self, name: str) -> npt.NDArray[Any]:
+        """Column ``name`` of per-(position, move) rows as one flat array of rows; the
+        walker says which row a position's move has (its compiled ``move_row``)."""
+
+    def nbytes(self) -> int:
+        """The bytes of its arrays."""
+
+
+# -- the dense store --------------------------------------------------------------------
+
+class DenseStore(NamedTuple):
+    """A :class:`DenseTable` as the kernels take it: the key is the slot."""
+
+    size: int
+
+
+def _is_dense(store: Any) -> bool:
+    return getattr(store, "instance_class", None) is DenseStore
+
+
+@overload(lookup)
+def _dense_lookup(store, key) -> Any:
+    if not _is_dense(store):
+        return None
+    return lambda store, key: key
+
+
+@overload(claim)
+def _dense_claim(store, key) -> Any:
+    if not _is_dense(store):
+        return None
+    return lambda store, key: key
+
+
+class DenseTable:
+    """A row for every id in ``range(size)`` (``columns`` as for
+    :class:`~gameai.trainer.learners.hashtable.HashTable`), and per-move columns of
+    ``moves`` rows each (``per_move``: name -> (dtype, shape, initial, rows)).
+
+    Every id has its row, so the kernels never hash; the store *holds* an id once its
+    ``visits`` column (a count the learner keeps) is positive: :meth:`lookup` answers -1
+    for the others, so an export leaves out what was never visited, and :meth:`claim` sets
+    the count to at least 1.
+    """
+
+    def __init__(self, size: int, columns: dict[str, Column], *, visits: str,
+                 per_move: dict[str, tuple[Any, tuple[int, ...], float, int]] | None = None
+                 ) -> None:
+        self.size = size
+        self.columns = {name: np.full((size, *shape), initial, dtype=dtype)
+                        for name, (dtype, shape, initial) in columns.items()}
+        self.visits = visits
+        self.moves = {name: np.full((rows, *shape), initial, dtype=dtype)
+                      for name, (dtype, shape, initial, rows) in (per_move or {}).items()}
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.columns[self.visits] > 0))
+
+    def compiled(self) -> DenseStore:
+        return DenseStore(self.size)
+
+    def reserve(self, more: int) -> None:
+        """Nothing to do: every id has its row."""
+
+    def lookup(self, keys: npt.NDArray[Any]) -> I64:
+        keys = np.asarray(keys, dtype=np.int64)
+        return np.where(self.columns[self.visits][keys] > 0, keys, -1)
+
+    def claim(self, keys: npt.NDArray[Any]) -> I64:
+        keys = np.asarray(keys, dtype=np.int64)
+        visits = self.columns[self.visits]
+        visits[keys] = np.maximum(visits[keys], 1)
+        return keys
+
+    def held(self) -> I64:
+        return np.flatnonzero(self.columns[self.visits] > 0)
+
+    def per_move(self, name: str) -> npt.NDArray[Any]:
+        return self.moves[name]
+
+    def nbytes(self) -> int:
+        return int(sum(c.nbytes for c in (*self.columns.values(), *self.moves.values())))
