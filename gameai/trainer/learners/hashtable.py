@@ -16,11 +16,10 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 import numpy.typing as npt
-from numba.extending import overload
 
 from gameai.games.budget import Estimate, require
 from gameai.trainer.learners import stores
-from gameai.trainer.learners.stores import Column
+from gameai.trainer.learners.stores import Column, implement
 from gameai.trainer.walkers.rng import U64
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
@@ -29,31 +28,22 @@ _MAX_LOAD = 0.5
 
 
 @nb.njit(cache=True)
-def _home(keys: U64, key: np.uint64) -> int:
-    return int((key * _GOLDEN) >> np.uint64(32)) & (keys.shape[0] - 1)
-
-
-@nb.njit(cache=True)
-def _probe(keys: U64, key: np.uint64) -> int:
-    """The slot holding ``key``, or the empty slot where it would go."""
-    mask = keys.shape[0] - 1
-    i = _home(keys, key)
-    while keys[i] != key and keys[i] != EMPTY:
-        i = (i + 1) & mask
-    return i
-
-
-@nb.njit(cache=True)
 def find(keys: U64, key: np.uint64) -> int:
     """The slot of ``key``, or -1 if absent."""
-    i = _probe(keys, key)
+    mask = keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
     return i if keys[i] == key else -1
 
 
 @nb.njit(cache=True)
 def insert(keys: U64, used: npt.NDArray[np.int64], key: np.uint64) -> int:
     """The slot of ``key``, claiming a free one if absent (``used[0]`` counts the keys)."""
-    i = _probe(keys, key)
+    mask = keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
     if keys[i] == EMPTY:
         keys[i] = key
         used[0] += 1
@@ -93,22 +83,31 @@ class HashStore(NamedTuple):
     used: npt.NDArray[np.int64]
 
 
-def _is_hash(store: Any) -> bool:
-    return getattr(store, "instance_class", None) is HashStore
+# The stores' compiled interface for a HashStore: find and insert again, written as
+# :mod:`gameai.trainer.walkers.bitboard` explains (no call, no array in a variable, one
+# way out), so that numba's reference counts on the store's arrays cancel out.
+
+def _lookup_impl(store, key):
+    mask = store.keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while store.keys[i] != key and store.keys[i] != EMPTY:
+        i = (i + 1) & mask
+    return i if store.keys[i] == key else -1
 
 
-@overload(stores.lookup)
-def _hash_lookup(store, key) -> Any:
-    if not _is_hash(store):
-        return None
-    return lambda store, key: find(store.keys, key)
+def _claim_impl(store, key):
+    mask = store.keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while store.keys[i] != key and store.keys[i] != EMPTY:
+        i = (i + 1) & mask
+    if store.keys[i] == EMPTY:
+        store.keys[i] = key
+        store.used[0] += 1
+    return i
 
 
-@overload(stores.claim)
-def _hash_claim(store, key) -> Any:
-    if not _is_hash(store):
-        return None
-    return lambda store, key: insert(store.keys, store.used, key)
+implement(stores.lookup, HashStore, _lookup_impl)
+implement(stores.claim, HashStore, _claim_impl)
 
 
 class HashTable:

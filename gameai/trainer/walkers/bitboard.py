@@ -29,10 +29,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, NamedTuple, cast
 
-import numba as nb
 import numpy as np
 import numpy.typing as npt
-from numba.extending import overload
 
 from gameai.games import Game, budget
 from gameai.games.mnk.game import MnkGame, as_mnk
@@ -54,9 +52,17 @@ from gameai.trainer.learners.export import (
     table_keys,
 )
 from gameai.trainer.learners.hashtable import HashTable
-from gameai.trainer.learners.stores import Column, PositionStore
+from gameai.trainer.learners.stores import Column, PositionStore, implement
 from gameai.trainer.walkers import interface as walk
-from gameai.trainer.walkers.interface import DRAW, GO_ON, WIN, Finish, Nonempty, RowsOf, Walker
+from gameai.trainer.walkers.interface import (
+    DRAW,
+    GO_ON,
+    WIN,
+    Finish,
+    Nonempty,
+    RowsOf,
+    Walker,
+)
 from gameai.trainer.walkers.rng import U64 as U64  # re-exported: older imports read it here
 from gameai.trainer.walkers.rng import below as below
 from gameai.trainer.walkers.rng import greedy as greedy
@@ -118,181 +124,104 @@ def make_spec(game: Game, *, symmetric: bool = True) -> BitboardSpec:
                         np.zeros(len(perms), dtype=np.uint64), board.cells, board.cells)
 
 
-# -- rules ------------------------------------------------------------------------------
+# -- the compiled walker: the interface's functions for BitboardSpec -------------------
+# Numba counts references to the arrays of a tuple argument on entering a function and on
+# leaving it, and prunes those counts only where it can see they pair up: where the
+# function calls nothing (a call could raise), holds no array in a variable of its own,
+# and lets the argument go at one place (no break, no early return). Otherwise two atomic
+# operations an array are paid on every call, every move: the position-graph walker's
+# moves cost 5 to 10 times as much, the bitboard walker's twice. So each function below
+# is its own implementation, written that way (the measurements: docs/trainer.md).
 
-@nb.njit(cache=True)
-def playable(spec: BitboardSpec, occupied: np.uint64) -> np.uint64:
-    """Cells a move may go to: the empty ones, or under gravity the lowest of each column."""
-    empty = spec.full & ~occupied
-    if not spec.gravity:
-        return empty
-    return empty & ((occupied >> np.uint64(spec.cols)) | spec.bottom)
+def _begin_impl(spec, rng, share):
+    for s in range(1, spec.images.shape[0]):
+        spec.images[s] = _ZERO
+    return (_ZERO, _ZERO, _ZERO, 0, random_opening(rng, share, spec.cells))  # once a game
 
 
-@nb.njit(cache=True)
-def completes_line(spec: BitboardSpec, mine: np.uint64, cell: int) -> bool:
-    """Whether ``mine`` (already including ``cell``) has a line through ``cell``."""
-    for i in range(spec.line_ptr[cell], spec.line_ptr[cell + 1]):
+def _list_moves_impl(spec, state, moves):
+    """The playable cells, ascending: the empty ones, or under gravity the lowest empty
+    cell of each column."""
+    occupied = state[0] | state[1]
+    mask = spec.full & ~occupied
+    if spec.gravity:
+        mask &= (occupied >> np.uint64(spec.cols)) | spec.bottom
+    n = 0
+    for cell in range(spec.cells):
+        if mask >> np.uint64(cell) & _ONE:
+            moves[n] = cell
+            n += 1
+    return n
+
+
+def _move_result_impl(spec, state, moves, j):
+    """WIN where the move completes a line through its cell, else DRAW where it fills the
+    board, else GO_ON."""
+    cell = moves[j]
+    bit = _ONE << np.uint64(cell)
+    x, o = state[0], state[1]
+    mine = (x if (state[3] & 1) == 0 else o) | bit
+    result = DRAW if (x | o | bit) == spec.full else GO_ON
+    i = spec.line_ptr[cell]
+    end = spec.line_ptr[cell + 1]
+    while i < end:
         line = spec.line_masks[i]
         if mine & line == line:
-            return True
-    return False
+            result = WIN
+            i = end
+        i += 1
+    return result
 
 
-@nb.njit(cache=True)
-def place(x: np.uint64, o: np.uint64, mover: int, cell: int) -> tuple[np.uint64, np.uint64]:
-    """The bitmasks after ``mover`` (0 X, 1 O) plays ``cell``."""
+def _afterstate_key_impl(spec, state, moves, j):
+    """The smallest key of the board after the move over every image kept (the canonical
+    key when they are all kept; the identity's key, ``state[2]``'s, is image 0)."""
+    cell = moves[j]
+    digit = spec.digits[state[3] & 1]
+    best = state[2] + digit * spec.pow3[0, cell]
+    for s in range(1, spec.images.shape[0]):
+        k = spec.images[s] + digit * spec.pow3[s, cell]
+        if k < best:
+            best = k
+    return best
+
+
+def _position_afterstate_key_impl(spec, state):
+    best = state[2]
+    for s in range(1, spec.images.shape[0]):
+        best = min(best, spec.images[s])
+    return best
+
+
+def _play_impl(spec, state, moves, j):
+    cell = moves[j]
+    mover = state[3] & 1
+    digit = spec.digits[mover]
+    for s in range(1, spec.images.shape[0]):
+        spec.images[s] += digit * spec.pow3[s, cell]
     bit = _ONE << np.uint64(cell)
-    if mover == 0:
-        return x | bit, o
-    return x, o | bit
+    x = state[0] | bit if mover == 0 else state[0]
+    o = state[1] | bit if mover == 1 else state[1]
+    return (x, o, state[2] + digit * spec.pow3[0, cell], state[3] + 1, state[4])
 
 
-# -- the compiled walker: the interface's functions for BitboardSpec -------------------
-
-def _mine(spec: Any) -> bool:
-    return getattr(spec, "instance_class", None) is BitboardSpec
-
-
-@overload(walk.begin)
-def _begin(spec, rng, share) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, rng, share):
-        for s in range(1, spec.images.shape[0]):
-            spec.images[s] = _ZERO
-        return (_ZERO, _ZERO, _ZERO, 0, random_opening(rng, share, spec.cells))
-    return impl
-
-
-@overload(walk.exploring)
-def _exploring(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: state[3] < state[4]
-
-
-@overload(walk.starts_inside)
-def _starts_inside(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: False
-
-
-@overload(walk.mover)
-def _mover(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: state[3] & 1
-
-
-@overload(walk.list_moves)
-def _list_moves(spec, state, moves) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves):
-        mask = playable(spec, state[0] | state[1])
-        n = 0
-        for cell in range(spec.cells):
-            if mask >> np.uint64(cell) & _ONE:
-                moves[n] = cell
-                n += 1
-        return n
-    return impl
-
-
-@overload(walk.move_result)
-def _move_result(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves, j):
-        x, o = state[0], state[1]
-        cell = moves[j]
-        bit = _ONE << np.uint64(cell)
-        if completes_line(spec, (x if (state[3] & 1) == 0 else o) | bit, cell):
-            return WIN
-        if (x | o | bit) == spec.full:
-            return DRAW
-        return GO_ON
-    return impl
-
-
-@overload(walk.afterstate_key)
-def _afterstate_key(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves, j):
-        cell = moves[j]
-        digit = spec.digits[state[3] & 1]
-        best = state[2] + digit * spec.pow3[0, cell]
-        for s in range(1, spec.images.shape[0]):
-            k = spec.images[s] + digit * spec.pow3[s, cell]
-            if k < best:
-                best = k
-        return best
-    return impl
-
-
-@overload(walk.position_afterstate_key)
-def _position_afterstate_key(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state):
-        best = state[2]
-        for s in range(1, spec.images.shape[0]):
-            best = min(best, spec.images[s])
-        return best
-    return impl
-
-
-@overload(walk.position_key)
-def _position_key(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: state[2]
-
-
-@overload(walk.child_key)
-def _child_key(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, moves, j: \
-        state[2] + spec.digits[state[3] & 1] * spec.pow3[0, moves[j]]
-
-
-@overload(walk.move_row)
-def _move_row(spec, state, slot, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, slot, moves, j: slot * spec.cells + moves[j]
-
-
-@overload(walk.play)
-def _play(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves, j):
-        cell = moves[j]
-        mover = state[3] & 1
-        digit = spec.digits[mover]
-        for s in range(1, spec.images.shape[0]):
-            spec.images[s] += digit * spec.pow3[s, cell]
-        x, o = place(state[0], state[1], mover, cell)
-        return (x, o, state[2] + digit * spec.pow3[0, cell], state[3] + 1, state[4])
-    return impl
-
-
-@overload(walk.finish)
-def _finish(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: None
+for stub, impl in {
+    walk.begin: _begin_impl,
+    walk.exploring: lambda spec, state: state[3] < state[4],
+    walk.starts_inside: lambda spec, state: False,
+    walk.mover: lambda spec, state: state[3] & 1,
+    walk.list_moves: _list_moves_impl,
+    walk.move_result: _move_result_impl,
+    walk.afterstate_key: _afterstate_key_impl,
+    walk.position_afterstate_key: _position_afterstate_key_impl,
+    walk.position_key: lambda spec, state: state[2],
+    walk.child_key: lambda spec, state, moves, j:
+        state[2] + spec.digits[state[3] & 1] * spec.pow3[0, moves[j]],
+    walk.move_row: lambda spec, state, slot, moves, j: slot * spec.cells + moves[j],
+    walk.play: _play_impl,
+    walk.finish: lambda spec, state: None,
+}.items():
+    implement(stub, BitboardSpec, impl)
 
 
 # -- the Python half ----------------------------------------------------------------------

@@ -28,13 +28,17 @@ from typing import Any, Literal, NamedTuple, cast
 import numba as nb
 import numpy as np
 import numpy.typing as npt
-from numba.extending import overload
 
 from gameai.games import Game
 from gameai.games.graph import DRAWN, LOST, StateGraph
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params, require
-from gameai.trainer.learners.stores import Column, DenseTable, PositionStore
+from gameai.trainer.learners.stores import (
+    Column,
+    DenseTable,
+    PositionStore,
+    implement,
+)
 from gameai.trainer.walkers import interface as walk
 from gameai.trainer.walkers.interface import (
     DRAW,
@@ -108,6 +112,9 @@ def forget(seen: npt.NDArray[np.int32], path: I64, length: int) -> None:
 
 
 # -- the compiled walker -----------------------------------------------------------------
+# Its functions are written as :mod:`gameai.trainer.walkers.bitboard` explains: no call on
+# a move, no array held in a variable, one way out, so that numba's reference counts on
+# the spec's arrays cancel out.
 
 class PositionGraphSpec(NamedTuple):
     """The walker as the kernels take it: the graph's arrays and the walker's scratch."""
@@ -125,120 +132,52 @@ class PositionGraphSpec(NamedTuple):
     max_plies: int
 
 
-def _mine(spec: Any) -> bool:
-    return getattr(spec, "instance_class", None) is PositionGraphSpec
+def _begin_impl(spec, rng, share):
+    s = start(rng, spec.live, share)  # once a game: a call is fine here
+    spec.seen[s] = 1
+    spec.path[0] = s
+    return (s, 0)
 
 
-@overload(walk.begin)
-def _begin(spec, rng, share) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, rng, share):
-        s = start(rng, spec.live, share)
-        spec.seen[s] = 1
-        spec.path[0] = s
-        return (s, 0)
-    return impl
+def _move_result_impl(spec, state, moves, j):
+    """WIN where the move ends the game lost for the side to move next, DRAW where it ends
+    it drawn or repeats a position for the third time, else GO_ON."""
+    c = spec.move_child[spec.move_ptr[state[0]] + j]
+    end = spec.end[c]
+    seen = spec.seen[c]
+    return WIN if end == 1 else DRAW if end == 2 or seen >= 2 else GO_ON
 
 
-@overload(walk.exploring)
-def _exploring(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: False
+def _play_impl(spec, state, moves, j):
+    c = spec.move_child[spec.move_ptr[state[0]] + j]
+    spec.seen[c] += 1
+    spec.path[state[1] + 1] = c
+    return (c, state[1] + 1)
 
 
-@overload(walk.starts_inside)
-def _starts_inside(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: state[0] != 0
+def _finish_impl(spec, state):
+    for i in range(state[1] + 1):
+        spec.seen[spec.path[i]] = 0
 
 
-@overload(walk.mover)
-def _mover(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: spec.mover[state[0]]
-
-
-@overload(walk.list_moves)
-def _list_moves(spec, state, moves) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, moves: spec.move_ptr[state[0] + 1] - spec.move_ptr[state[0]]
-
-
-@overload(walk.move_result)
-def _move_result(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves, j):
-        c = spec.move_child[spec.move_ptr[state[0]] + j]
-        if spec.end[c] == 1:
-            return WIN
-        if spec.end[c] == 2 or spec.seen[c] >= 2:
-            return DRAW
-        return GO_ON
-    return impl
-
-
-@overload(walk.afterstate_key)
-def _afterstate_key(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, moves, j: \
-        spec.afterstate[spec.move_child[spec.move_ptr[state[0]] + j]]
-
-
-@overload(walk.position_afterstate_key)
-def _position_afterstate_key(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: spec.afterstate[state[0]]
-
-
-@overload(walk.position_key)
-def _position_key(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: state[0]
-
-
-@overload(walk.child_key)
-def _child_key(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, moves, j: spec.move_child[spec.move_ptr[state[0]] + j]
-
-
-@overload(walk.move_row)
-def _move_row(spec, state, slot, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state, slot, moves, j: spec.move_ptr[state[0]] + j
-
-
-@overload(walk.play)
-def _play(spec, state, moves, j) -> Any:
-    if not _mine(spec):
-        return None
-
-    def impl(spec, state, moves, j):
-        c = spec.move_child[spec.move_ptr[state[0]] + j]
-        spec.seen[c] += 1
-        spec.path[state[1] + 1] = c
-        return (c, state[1] + 1)
-    return impl
-
-
-@overload(walk.finish)
-def _finish(spec, state) -> Any:
-    if not _mine(spec):
-        return None
-    return lambda spec, state: forget(spec.seen, spec.path, state[1] + 1)
+for stub, impl in {
+    walk.begin: _begin_impl,
+    walk.exploring: lambda spec, state: False,
+    walk.starts_inside: lambda spec, state: state[0] != 0,
+    walk.mover: lambda spec, state: spec.mover[state[0]],
+    walk.list_moves: lambda spec, state, moves:
+        spec.move_ptr[state[0] + 1] - spec.move_ptr[state[0]],
+    walk.move_result: _move_result_impl,
+    walk.afterstate_key: lambda spec, state, moves, j:
+        spec.afterstate[spec.move_child[spec.move_ptr[state[0]] + j]],
+    walk.position_afterstate_key: lambda spec, state: spec.afterstate[state[0]],
+    walk.position_key: lambda spec, state: state[0],
+    walk.child_key: lambda spec, state, moves, j: spec.move_child[spec.move_ptr[state[0]] + j],
+    walk.move_row: lambda spec, state, slot, moves, j: spec.move_ptr[state[0]] + j,
+    walk.play: _play_impl,
+    walk.finish: _finish_impl,
+}.items():
+    implement(stub, PositionGraphSpec, impl)
 
 
 # -- parameters -----------------------------------------------------------------------------
