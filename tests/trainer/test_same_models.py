@@ -131,6 +131,36 @@ def test_a_training_run_gives_the_same_published_model(name):
     assert [c.games for c in runs[0].history] == [c.games for c in runs[1].history]
 
 
+KERNELS = {"td": ("gameai.trainer.learners.td", "_td_games"),
+           "qlearning": ("gameai.trainer.learners.qlearning", "_q_games"),
+           "tally": ("gameai.trainer.learners.tally", "_tally_games")}
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("tictactoe", {}), ("tictactoe", {"explore": "epsilon"}), ("connect-4x5-4", {}),
+    ("three-mens-morris", {}), ("nine-holes", {"random_starts": 0.5})])
+@pytest.mark.parametrize("algorithm", ["td", "qlearning", "tally"])
+def test_each_kernel_equals_its_plain_python_twin(monkeypatch, name, params, algorithm):
+    """The kernel's own source run by Python (``py_func``; the walkers' and stores'
+    functions then run their implementations as Python): the same games and model bytes
+    as the compiled kernel, into which numba inlined them."""
+    import importlib
+
+    if algorithm != "td":
+        params = {k: v for k, v in params.items() if k != "explore"}
+    module, kernel = KERNELS[algorithm]
+    compiled = make_learner(get_game(name), algorithm, seed=3, params=params)
+    same = compiled.play(150)
+    twin = make_learner(get_game(name), algorithm, seed=3, params=params)
+    monkeypatch.setattr(importlib.import_module(module), kernel,
+                        getattr(importlib.import_module(module), kernel).py_func)
+    with np.errstate(over="ignore"):  # the hash's multiplication wraps around, as compiled
+        played = twin.play(150)
+    assert (played.x_wins, played.o_wins, played.draws, played.moves) == \
+        (same.x_wins, same.o_wins, same.draws, same.moves)
+    assert model_bytes(twin) == model_bytes(compiled)
+
+
 def test_the_tables_are_equal_too():
     """Beyond the export: every value and count of a td table, slot for slot."""
     new, old = pair("four-in-a-row", "td", 5, {})
@@ -139,3 +169,35 @@ def test_the_tables_are_equal_too():
     assert np.array_equal(a.keys, b.keys)
     assert np.array_equal(a.columns["v"], b.columns["v"])
     assert np.array_equal(a.columns["n"], b.columns["n"])
+
+
+# -- speed: `pytest -m bench tests/trainer/test_same_models.py -s` ------------------------
+
+SPEED_GAMES = {"tictactoe": 20_000, "four-in-a-row": 2_000, "connect-4x5-4": 2_000,
+               "three-mens-morris": 5_000, "nine-holes": 5_000}
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("name", list(SPEED_GAMES))
+def test_the_one_kernel_keeps_the_speed_of_the_two(name):
+    """Self-play games per second of today's learners and of the old ones on the same
+    seed (so the same games), best of seven interleaved batches of CPU time (the fairest
+    figure on a shared machine); each at least 90% of the old one (issue 23)."""
+    import time
+
+    games = SPEED_GAMES[name]
+    for algorithm in ("td", "qlearning", "tally"):
+        new, old = pair(name, algorithm, 1, {})
+        new.play(200)
+        old.play(200)
+        best = {"new": float("inf"), "old": float("inf")}
+        for rep in range(7):
+            order = (("new", new), ("old", old)) if rep % 2 == 0 else (("old", old), ("new", new))
+            for tag, learner in order:
+                started = time.process_time()
+                learner.play(games)
+                best[tag] = min(best[tag], (time.process_time() - started) / games)
+        ratio = best["old"] / best["new"]
+        print(f"{name} {algorithm}: new {1 / best['new']:,.0f} games/s, old "
+              f"{1 / best['old']:,.0f}, ratio {ratio:.3f}")
+        assert ratio >= 0.9, (name, algorithm, ratio)

@@ -83,9 +83,10 @@ class HashStore(NamedTuple):
     used: npt.NDArray[np.int64]
 
 
-# The stores' compiled interface for a HashStore: find and insert again, written as
-# :mod:`gameai.trainer.walkers.bitboard` explains (no call, no array in a variable, one
-# way out), so that numba's reference counts on the store's arrays cancel out.
+# The stores' compiled interface for a HashStore: find and insert again, inlined into the
+# kernels and written as :mod:`gameai.trainer.walkers.bitboard` explains (no call, no
+# array in a variable, one way out), so that numba's reference counts on the store's
+# arrays cancel out.
 
 def _lookup_impl(store, key):
     mask = store.keys.shape[0] - 1

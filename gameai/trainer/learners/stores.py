@@ -10,10 +10,11 @@ position-graph walker). So there are two stores:
 * :class:`DenseTable`: an array row for every id, no hashing (every position of a game
   small enough to enumerate).
 
-The kernels see a store through two compiled functions, :func:`lookup` (the slot of a
-key, or -1 where the store holds nothing for it) and :func:`claim` (the slot of a key,
-taking one if need be), which numba specialises for each store's compiled type
-(:class:`HashStore`, :class:`DenseStore`) at compile time. Python code sees both through
+The kernels see a store through two functions, :func:`lookup` (the slot of a key, or -1
+where the store holds nothing for it) and :func:`claim` (the slot of a key, taking one if
+need be), whose implementation numba picks by the store's compiled type
+(:class:`HashStore`, :class:`DenseStore`) at compile time and inlines (:func:`implement`:
+the walkers' functions are made the same way). Python code sees both stores through
 :class:`PositionStore`.
 """
 
@@ -40,17 +41,16 @@ warnings.filterwarnings("ignore", message=r"variable '_\w+_impl_v\d+_",
                         category=NumbaIRAssumptionWarning)
 
 
-# -- the compiled interface: each store's module gives numba overloads for its type ------
+# -- the compiled interface: each store's module implements it for its type -------------
 
 def lookup(store: Any, key: Any) -> int:
-    """The slot of ``key`` in ``store``, or -1 where it holds nothing for it (kernels
-    only: numba picks the store's implementation by its compiled type)."""
-    raise NotImplementedError("a compiled store function: call it from a numba kernel")
+    """The slot of ``key`` in ``store``, or -1 where it holds nothing for it."""
+    return python_implementation(lookup, store)(store, key)
 
 
 def claim(store: Any, key: Any) -> int:
-    """The slot of ``key`` in ``store``, taking a free one if it holds none (kernels only)."""
-    raise NotImplementedError("a compiled store function: call it from a numba kernel")
+    """The slot of ``key`` in ``store``, taking a free one if it holds none."""
+    return python_implementation(claim, store)(store, key)
 
 
 class PositionStore(Protocol):
@@ -84,6 +84,20 @@ class PositionStore(Protocol):
         """The bytes of its arrays."""
 
 
+_IMPLEMENTATIONS: dict[tuple[Callable[..., Any], type], Callable[..., Any]] = {}
+
+
+def python_implementation(stub: Callable[..., Any], spec: Any) -> Callable[..., Any]:
+    """The implementation of ``stub`` for ``spec``'s type, as Python: a kernel's plain
+    Python function (``kernel.py_func``) runs the walkers' and stores' code through the
+    stubs, the plain-Python twin of the compiled kernel (tests/trainer)."""
+    try:
+        return _IMPLEMENTATIONS[stub, type(spec)]
+    except KeyError:
+        raise NotImplementedError(f"{stub.__name__} has no implementation for "
+                                  f"{type(spec).__name__}") from None
+
+
 def implement(stub: Callable[..., Any], spec_type: type, impl: Callable[..., Any]) -> None:
     """Make ``impl`` the implementation of the compiled function ``stub`` where its first
     argument is a ``spec_type`` (a store's or a walker's compiled NamedTuple): each store
@@ -98,6 +112,7 @@ def implement(stub: Callable[..., Any], spec_type: type, impl: Callable[..., Any
     typing.__signature__ = inspect.signature(impl)  # type: ignore[attr-defined]  # numba
     # wants the typing function's parameters to be the implementation's
     overload(stub, inline="always")(typing)
+    _IMPLEMENTATIONS[stub, spec_type] = impl
 
 
 # -- the dense store --------------------------------------------------------------------

@@ -125,13 +125,14 @@ def make_spec(game: Game, *, symmetric: bool = True) -> BitboardSpec:
 
 
 # -- the compiled walker: the interface's functions for BitboardSpec -------------------
-# Numba counts references to the arrays of a tuple argument on entering a function and on
-# leaving it, and prunes those counts only where it can see they pair up: where the
-# function calls nothing (a call could raise), holds no array in a variable of its own,
-# and lets the argument go at one place (no break, no early return). Otherwise two atomic
-# operations an array are paid on every call, every move: the position-graph walker's
-# moves cost 5 to 10 times as much, the bitboard walker's twice. So each function below
-# is its own implementation, written that way (the measurements: docs/trainer.md).
+# Numba inlines these into the kernels (stores.implement). Inlined or not, it counts
+# references to the arrays of the spec around a function, and prunes the counts only
+# where it can see that they pair up: where the code calls nothing (a call could raise),
+# holds no array in a variable of its own and lets the spec go at one place (no break, no
+# early return). Otherwise two atomic operations an array are paid on every move: the
+# position-graph walker's moves cost 5 to 10 times as much, the bitboard walker's twice
+# (docs/trainer.md). So each function here reads the spec through its argument, calls
+# nothing on a move, and returns once.
 
 def _begin_impl(spec, rng, share):
     for s in range(1, spec.images.shape[0]):

@@ -1,11 +1,14 @@
 """What a walker is: how self-play moves through a game, behind one interface.
 
-Each learner (td, qlearning, tally) is one numba kernel written against the compiled
-functions below; each walker module gives numba overloads of them for its own compiled
-type (a ``NamedTuple`` of arrays: :class:`gameai.trainer.walkers.bitboard.BitboardSpec`,
-:class:`gameai.trainer.walkers.position_graph.PositionGraphSpec`), so numba compiles one
-specialisation of a kernel per walker, with the walker's code inlined as if written there
-(no indirection is left at run time), and caches each one (``cache=True``).
+Each learner (td, qlearning, tally) is one numba kernel written against the functions
+below; each walker module implements them for its own compiled type (a ``NamedTuple`` of
+arrays: :class:`gameai.trainer.walkers.bitboard.BitboardSpec`,
+:class:`gameai.trainer.walkers.position_graph.PositionGraphSpec`) with
+:func:`gameai.trainer.learners.stores.implement`, so numba compiles one specialisation of a
+kernel per walker, with the walker's code inlined as if written there (no indirection is
+left at run time), and caches each one (``cache=True``). Called from Python, the same
+functions run the walker's implementation as Python: a kernel's ``py_func`` is its
+plain-Python twin.
 
 A game in progress is a *state*, a tuple of scalars the walker defines and the kernels
 only pass along; the walker's own scratch arrays (occurrence counts, symmetric keys) live
@@ -35,88 +38,85 @@ import numpy.typing as npt
 from gameai.games import Game
 from gameai.models import Model, ModelInfo, TableModel
 from gameai.trainer.learners.base import Params
-from gameai.trainer.learners.stores import Column, PositionStore
+from gameai.trainer.learners.stores import Column, PositionStore, python_implementation
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 GO_ON, WIN, DRAW = 0, 1, 2  # what a move does for its mover (move_result)
 
 
-# -- the compiled interface (kernels only; each walker overloads these for its type) ----
-
-_KERNELS_ONLY = "a compiled walker function: call it from a numba kernel"
-
+# -- the compiled interface (each walker implements it for its type) --------------------
 
 def begin(walker: Any, rng: Any, share: float) -> Any:
     """A new game's state. With probability ``share`` it is an exploring start, as the
     walker makes one (random opening moves, or a position drawn at random)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(begin, walker)(walker, rng, share)
 
 
 def exploring(walker: Any, state: Any) -> bool:
     """Whether the next move belongs to an exploring start (uniformly random, not the
     policy's: the kernel draws it)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(exploring, walker)(walker, state)
 
 
 def starts_inside(walker: Any, state: Any) -> bool:
     """Whether the game began at a position other than the initial one (that position is
     then an afterstate of the side not to move there)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(starts_inside, walker)(walker, state)
 
 
 def mover(walker: Any, state: Any) -> int:
     """The side to move: 0 (X) or 1 (O)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(mover, walker)(walker, state)
 
 
 def list_moves(walker: Any, state: Any, moves: Any) -> int:
     """How many moves ``state`` has; the walker may write into ``moves`` (an int64 buffer
     of ``walker.max_moves``) what it needs to name them."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(list_moves, walker)(walker, state, moves)
 
 
 def move_result(walker: Any, state: Any, moves: Any, j: int) -> int:
     """What move ``j`` does for its mover: :data:`WIN`, :data:`DRAW` (by the rules, or the
     draw rule's third occurrence) or :data:`GO_ON`."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(move_result, walker)(walker, state, moves, j)
 
 
 def afterstate_key(walker: Any, state: Any, moves: Any, j: int) -> Any:
     """The key of the position move ``j`` leads to, shared by its symmetric images when
     the walker shares them."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(afterstate_key, walker)(walker, state, moves, j)
 
 
 def position_afterstate_key(walker: Any, state: Any) -> Any:
     """The current position's own afterstate key."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(position_afterstate_key, walker)(walker, state)
 
 
 def position_key(walker: Any, state: Any) -> Any:
     """The key of the current position as played (no symmetry)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(position_key, walker)(walker, state)
 
 
 def child_key(walker: Any, state: Any, moves: Any, j: int) -> Any:
     """The key, as played, of the position move ``j`` leads to."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(child_key, walker)(walker, state, moves, j)
 
 
 def move_row(walker: Any, state: Any, slot: int, moves: Any, j: int) -> int:
     """The row of move ``j`` of the current position, whose slot in a position store is
     ``slot``, in that store's per-move columns (:meth:`PositionStore.per_move`)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(move_row, walker)(walker, state, slot, moves, j)
 
 
 def play(walker: Any, state: Any, moves: Any, j: int) -> Any:
     """The state after move ``j`` (a move that ends the game included)."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(play, walker)(walker, state, moves, j)
 
 
 def finish(walker: Any, state: Any) -> None:
     """The game is over: clear what the walker kept of it."""
-    raise NotImplementedError(_KERNELS_ONLY)
+    return python_implementation(finish, walker)(walker, state)
 
 
 # -- the Python half ---------------------------------------------------------------------

@@ -112,9 +112,9 @@ def forget(seen: npt.NDArray[np.int32], path: I64, length: int) -> None:
 
 
 # -- the compiled walker -----------------------------------------------------------------
-# Its functions are written as :mod:`gameai.trainer.walkers.bitboard` explains: no call on
-# a move, no array held in a variable, one way out, so that numba's reference counts on
-# the spec's arrays cancel out.
+# Inlined into the kernels and written as :mod:`gameai.trainer.walkers.bitboard` explains:
+# no call on a move, no array held in a variable, one way out, so that numba's reference
+# counts on the spec's arrays cancel out.
 
 class PositionGraphSpec(NamedTuple):
     """The walker as the kernels take it: the graph's arrays and the walker's scratch."""
