@@ -25,6 +25,7 @@ played and how many of the first plies are an exploring start's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, NamedTuple, cast
@@ -206,7 +207,7 @@ def _play_impl(spec, state, moves, j):
     return (x, o, state[2] + digit * spec.pow3[0, cell], state[3] + 1, state[4])
 
 
-for stub, impl in {
+IMPLEMENTATIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     walk.begin: _begin_impl,
     walk.exploring: lambda spec, state: state[3] < state[4],
     walk.starts_inside: lambda spec, state: False,
@@ -221,7 +222,8 @@ for stub, impl in {
     walk.move_row: lambda spec, state, slot, moves, j: slot * spec.cells + moves[j],
     walk.play: _play_impl,
     walk.finish: lambda spec, state: None,
-}.items():
+}
+for stub, impl in IMPLEMENTATIONS.items():
     implement(stub, BitboardSpec, impl)
 
 

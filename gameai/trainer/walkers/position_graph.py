@@ -22,6 +22,7 @@ occurrences of the positions of the game being played (``seen``) and list them (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, cast
 
@@ -160,7 +161,7 @@ def _finish_impl(spec, state):
         spec.seen[spec.path[i]] = 0
 
 
-for stub, impl in {
+IMPLEMENTATIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     walk.begin: _begin_impl,
     walk.exploring: lambda spec, state: False,
     walk.starts_inside: lambda spec, state: state[0] != 0,
@@ -176,7 +177,8 @@ for stub, impl in {
     walk.move_row: lambda spec, state, slot, moves, j: spec.move_ptr[state[0]] + j,
     walk.play: _play_impl,
     walk.finish: _finish_impl,
-}.items():
+}
+for stub, impl in IMPLEMENTATIONS.items():
     implement(stub, PositionGraphSpec, impl)
 
 
