@@ -177,10 +177,10 @@ def _tally_games(walker: Any, store: Any, T: np.ndarray, N: np.ndarray, rng: np.
                     first_credited = ply
             else:
                 for j in range(n):
-                    row = T[move_row(walker, state, s, moves, j)]
-                    total = row[0] + row[1] + row[2]
+                    r = move_row(walker, state, s, moves, j)  # scalars, not a row's view:
+                    total = T[r, 0] + T[r, 1] + T[r, 2]  # no reference to count a move
                     if total > 0:  # seed 000's relative weighted reward, mover's view
-                        vals[j] = (WIN * row[who] + DRAW * row[2] + LOSS * row[1 - who]) \
+                        vals[j] = (WIN * T[r, who] + DRAW * T[r, 2] + LOSS * T[r, 1 - who]) \
                             / total
                     else:
                         vals[j] = DRAW
