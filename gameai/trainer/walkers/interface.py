@@ -24,6 +24,10 @@ shared values). Learners keep values for keys in a position store
 
 The Python half of a walker (:class:`Walker`) builds its compiled value, makes the stores,
 and reads stores back out into a model for the learners' exports and warm starts.
+
+Numba checks a cached kernel against the kernel's own source file only: after editing a
+walker or a store, delete the caches (``find gameai -name '*.nb[ic]' -delete``), or the
+kernels keep the code they were compiled with.
 """
 
 from __future__ import annotations

@@ -16,8 +16,10 @@ probability ``random_starts`` (a parameter this walker adds to every learner's,
 :func:`with_random_starts`); ``exploring_starts`` (the bitboard walker's random openings)
 is not read here.
 
-The state of a game is ``(position, ply)``; the walker's scratch arrays count the
-occurrences of the positions of the game being played (``seen``) and list them (``path``).
+The state of a game is ``(position, ply, first move, end of its moves)``: the position's
+moves are ``move_ptr[position]:move_ptr[position + 1]`` of the flat move arrays, read
+once a ply. The walker's scratch arrays count the occurrences of the positions of the
+game being played (``seen``) and list them (``path``).
 """
 
 from __future__ import annotations
@@ -137,23 +139,23 @@ def _begin_impl(spec, rng, share):
     s = start(rng, spec.live, share)  # once a game: a call is fine here
     spec.seen[s] = 1
     spec.path[0] = s
-    return (s, 0)
+    return (s, 0, spec.move_ptr[s], spec.move_ptr[s + 1])
 
 
 def _move_result_impl(spec, state, moves, j):
     """WIN where the move ends the game lost for the side to move next, DRAW where it ends
     it drawn or repeats a position for the third time, else GO_ON."""
-    c = spec.move_child[spec.move_ptr[state[0]] + j]
+    c = spec.move_child[state[2] + j]
     end = spec.end[c]
     seen = spec.seen[c]
     return WIN if end == 1 else DRAW if end == 2 or seen >= 2 else GO_ON
 
 
 def _play_impl(spec, state, moves, j):
-    c = spec.move_child[spec.move_ptr[state[0]] + j]
+    c = spec.move_child[state[2] + j]
     spec.seen[c] += 1
     spec.path[state[1] + 1] = c
-    return (c, state[1] + 1)
+    return (c, state[1] + 1, spec.move_ptr[c], spec.move_ptr[c + 1])
 
 
 def _finish_impl(spec, state):
@@ -166,15 +168,14 @@ IMPLEMENTATIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     walk.exploring: lambda spec, state: False,
     walk.starts_inside: lambda spec, state: state[0] != 0,
     walk.mover: lambda spec, state: spec.mover[state[0]],
-    walk.list_moves: lambda spec, state, moves:
-        spec.move_ptr[state[0] + 1] - spec.move_ptr[state[0]],
+    walk.list_moves: lambda spec, state, moves: state[3] - state[2],
     walk.move_result: _move_result_impl,
     walk.afterstate_key: lambda spec, state, moves, j:
-        spec.afterstate[spec.move_child[spec.move_ptr[state[0]] + j]],
+        spec.afterstate[spec.move_child[state[2] + j]],
     walk.position_afterstate_key: lambda spec, state: spec.afterstate[state[0]],
     walk.position_key: lambda spec, state: state[0],
-    walk.child_key: lambda spec, state, moves, j: spec.move_child[spec.move_ptr[state[0]] + j],
-    walk.move_row: lambda spec, state, slot, moves, j: spec.move_ptr[state[0]] + j,
+    walk.child_key: lambda spec, state, moves, j: spec.move_child[state[2] + j],
+    walk.move_row: lambda spec, state, slot, moves, j: state[2] + j,
     walk.play: _play_impl,
     walk.finish: _finish_impl,
 }
