@@ -103,7 +103,7 @@ def implement(stub: Callable[..., Any], spec_type: type, impl: Callable[..., Any
     argument is a ``spec_type`` (a store's or a walker's compiled NamedTuple): each store
     and walker registers its own implementations of the same functions, and numba inlines
     them into the kernel that calls them (a call would pass the whole NamedTuple, and
-    count references to its arrays: measured, a third of td's time on tic-tac-toe).
+    count references to its arrays: measured, a quarter of td's time on tic-tac-toe).
     Name an implementation that branches or loops ``*_impl``."""
 
     def typing(*args: Any) -> Callable[..., Any] | None:
