@@ -64,7 +64,9 @@ from gameai.trainer.walkers.interface import (
     RowsOf,
     Walker,
 )
-from gameai.trainer.walkers.rng import U64 as U64  # re-exported: older imports read it here
+
+# re-exported: learners/ntuple.py and evaluation/graph.py still import them from here
+from gameai.trainer.walkers.rng import U64 as U64
 from gameai.trainer.walkers.rng import below as below
 from gameai.trainer.walkers.rng import greedy as greedy
 from gameai.trainer.walkers.rng import next_u64 as next_u64
