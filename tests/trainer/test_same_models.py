@@ -3,8 +3,9 @@ game, seed and parameters, today's td, qlearning and tally (one kernel each, ove
 walker the game asks for) play the same games and export the same model bytes as the
 learners of before (``tests/trainer/reference``: one kernel per algorithm and engine), on
 bitboard games (tic-tac-toe, four-in-a-row, a gravity board) and state-graph games (Three
-Men's Morris, Nine Holes), with exploring starts, epsilon and Boltzmann exploration, a
-random opponent, all-moves credit, resumed play and warm starts."""
+Men's Morris, Nine Holes, and Hexapawn, which plugs in from outside), with exploring
+starts, epsilon and Boltzmann exploration, a random opponent, all-moves credit, resumed
+play and warm starts."""
 
 from __future__ import annotations
 
@@ -86,6 +87,9 @@ GRAPH = [
     ("nine-holes", "td", {"random_starts": 0.0}),
     ("nine-holes", "qlearning", {"random_starts": 0.6}),
     ("nine-holes", "tally", {}),
+    ("hexapawn", "td", {}),  # a game that plugs in (examples/hexapawn)
+    ("hexapawn", "qlearning", {"random_starts": 0.5}),
+    ("hexapawn", "tally", {}),
 ]
 
 
