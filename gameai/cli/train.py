@@ -434,8 +434,9 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
 
 
 def _cluster_lost(learner: Any, error: Exception) -> tuple[Model, dict[str, Any]]:
-    """The Ray cluster went away: the model of the weights last pulled from it (the last
-    checkpoint), evaluated, written where asked, and the run ends with the reason."""
+    """The Ray cluster went away: the model of the weights last pulled from it (a whole
+    round, the last checkpoint's or a later one's), evaluated, written where asked, and the
+    run ends with the reason."""
     from gameai.trainer.evaluation.evaluate import evaluate
     from gameai.trainer.training import with_evaluation
 

@@ -183,4 +183,6 @@ def test_the_head_going_away_stops_the_run_with_the_last_model(tmp_path):
         assert load_model(path.read_bytes()).info.games_played > 0
     if out.exists():  # the trainer noticed first
         assert "went away" in output, output
-        assert load_model(out.read_bytes()).info.games_played == max(checkpoints)
+        # the weights last pulled: a whole round, at or after the last checkpoint written
+        # (under load the next round can finish before its checkpoint is judged and kept)
+        assert load_model(out.read_bytes()).info.games_played >= max(checkpoints)
