@@ -27,16 +27,17 @@ import numpy as np
 
 from gameai.games import budget
 from gameai.games.budget import Estimate
-from gameai.games.errors import GameError, TooLarge
+from gameai.games.errors import GameError, GameOver, TooLarge
 from gameai.games.interface import MoveOutcome, Solution
 from gameai.games.mnk import search_kernel as kern
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.geometry import Geometry, geometry_of
 from gameai.games.mnk.scores import describe_score
 
-DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
-SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
-MIN_TT_BITS = 16  # 1.5 MB: the smallest table the shared searcher settles for
+DEFAULT_TT_BITS = 22  # 4M slots, 64 MB
+SLOT_BYTES = 16  # the position's key and a word with its bounds (a third word on non-gravity
+# boards wider than 32 padded bits)
+MIN_TT_BITS = 16  # 1 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
@@ -137,11 +138,11 @@ class Searcher:
                            f"{mnk.rows + 1} x {mnk.cols} is {(mnk.rows + 1) * mnk.cols}")
         if not 10 <= tt_bits <= 30:
             raise ValueError(f"tt_bits must be from 10 to 30, got {tt_bits}")
-        budget.require(Estimate(f"the search table of {game.name}", SLOT_BYTES << tt_bits))
+        wide = not mnk.gravity and 2 * (mnk.rows + 1) * mnk.cols > 64
+        words = 3 if wide else 2
+        budget.require(Estimate(f"the search table of {game.name}", 8 * words << tt_bits))
         self.game = mnk
         rows, cols, h = mnk.rows, mnk.cols, mnk.rows + 1
-        self.params = np.array([h, cols, rows, mnk.k, int(mnk.gravity), mnk.cells,
-                                MIRROR_PLIES, mnk.cells - ETC_LEFT], dtype=np.int64)
         column = (1 << rows) - 1
         self.board_mask = np.uint64(sum(column << (c * h) for c in range(cols)))
         self.bottom = np.uint64(sum(1 << (c * h) for c in range(cols)))
@@ -150,21 +151,36 @@ class Searcher:
         # the bit of each row-major cell, and back
         self.cell_bit = [1 << ((i % cols) * h + rows - 1 - i // cols) for i in range(mnk.cells)]
         self.bit_cell = {b.bit_length() - 1: i for i, b in enumerate(self.cell_bit)}
-        size = 1 << tt_bits
-        self.tt = np.zeros((size, 3), dtype=np.uint64)  # position (two words), bounds
-        self.tt[:, 2] = kern.EMPTY_BOUNDS
-        width = mnk.cols if mnk.gravity else mnk.cells
-        self.moves = np.zeros((mnk.cells + 1, width + 1), dtype=np.uint64)
-        self.scores = np.zeros((mnk.cells + 1, width + 1), dtype=np.int64)
-        self.stats = np.zeros(3, dtype=np.int64)
+        head = [0] * kern.G_ORDER
+        head[kern.G_BOARD] = int(self.board_mask)
+        head[kern.G_BOTTOM] = int(self.bottom)
+        head[kern.G_H], head[kern.G_COLS], head[kern.G_ROWS] = h, cols, rows
+        head[kern.G_K], head[kern.G_GRAVITY], head[kern.G_CELLS] = mnk.k, int(mnk.gravity), \
+            mnk.cells
+        head[kern.G_MIRROR], head[kern.G_ETC] = MIRROR_PLIES, max(0, mnk.cells - ETC_LEFT)
+        head[kern.G_W], head[kern.G_WIDE] = h * cols, int(wide)
+        head[kern.G_NORDER] = len(self.order)
+        head[kern.G_CELLBITS] = kern.G_ORDER + len(self.order)
+        self.geo = np.array([*head, *(int(m) for m in self.order), *self.cell_bit],
+                            dtype=np.uint64)
+        self.tt = np.zeros((1 << tt_bits, words), dtype=np.uint64)  # key, bounds (, key)
+        self.stats = np.zeros(kern.STATS, dtype=np.int64)
+        self.stats[kern.EPOCH] = 1  # a zeroed slot is of epoch 0: empty
         self.nodes = 0  # every node searched since this searcher was made
         self.rate = 0.0  # nodes per second of the last timed slice
         self._lock = threading.Lock()
+        self._big = mnk.big
+        self._unbounded = np.int64(np.iinfo(np.int64).max)
 
     def clear(self) -> None:
-        """Forget the transposition table (benchmarks time solves from nothing)."""
-        self.tt[:, :2] = 0
-        self.tt[:, 2] = kern.EMPTY_BOUNDS
+        """Forget the transposition table (benchmarks time solves from nothing): a new
+        epoch, in which every slot reads as empty; the memory is zeroed only when the
+        epochs run out (after 2**40 clears)."""
+        with self._lock:
+            if self.stats[kern.EPOCH] >= (1 << 40) - 1:
+                self.tt[:] = 0
+                self.stats[kern.EPOCH] = 0
+            self.stats[kern.EPOCH] += 1
 
     # -- positions -----------------------------------------------------------------------
 
@@ -193,6 +209,8 @@ class Searcher:
             GameOver: the game has ended.
             SearchTimeout: not proved within ``time_limit`` seconds.
         """
+        if time_limit is None and progress is None:
+            return self._score_now(board)
         self._check(board).require_playable()
         deadline = None if time_limit is None else time.perf_counter() + time_limit
         started, nodes = time.perf_counter(), self.nodes
@@ -206,6 +224,23 @@ class Searcher:
                                 f"({partial.nodes:,} nodes): the score lies between "
                                 f"{to_external(lo, ply)} and {to_external(hi, ply)}", partial)
         return to_external(lo, ply)
+
+    def _score_now(self, board: Board) -> int:
+        """:meth:`score` without a time limit: one kernel call encodes, checks and solves."""
+        if not isinstance(board, Board) or board.game is not self.game:
+            raise GameError(f"not a position of {self.game.name}")
+        big = self._big
+        with self._lock:
+            stats = self.stats
+            stats[kern.NODES] = 0
+            stats[kern.BUDGET] = self._unbounded
+            stats[kern.ABORTED] = 0
+            status, ply, lo, _ = kern.board_bounds(np.uint64(board.x), np.uint64(board.o),
+                                                   -big, big, self.geo, self.tt, stats)
+            self.nodes += int(stats[kern.NODES])
+        if status != kern.LIVE:
+            raise GameOver(None if status == kern.FULL else "X" if status == kern.X_WON else "O")
+        return to_external(int(lo), int(ply))
 
     def solve(self, board: Board, *, time_limit: float | None = None) -> Solution:
         """Every legal move's exact score, best first, and the position's.
@@ -342,12 +377,12 @@ class Searcher:
         sliced = deadline is not None or progress is not None
         started, nodes = time.perf_counter(), self.nodes
         while True:
-            self.stats[:] = (0, budget if sliced else np.iinfo(np.int64).max, 0)
+            self.stats[kern.NODES] = 0
+            self.stats[kern.BUDGET] = budget if sliced else self._unbounded
+            self.stats[kern.ABORTED] = 0
             t0 = time.perf_counter()
-            low, high = kern.solve_bounds(
-                np.uint64(cur), np.uint64(mask), np.int64(ply), low, high, self.params,
-                self.board_mask, self.bottom, self.shifts, self.order, self.tt, self.moves,
-                self.scores, self.stats)
+            low, high = kern.solve_bounds(np.uint64(cur), np.uint64(mask), np.int64(ply), low,
+                                          high, self.geo, self.tt, self.stats)
             spent = time.perf_counter() - t0
             self.nodes += int(self.stats[kern.NODES])
             if spent > 0.01:
