@@ -371,8 +371,8 @@ class Searcher:
         ``lo`` and ``hi = lo + 1`` instead, one null-window test: the result's upper bound
         is at most ``lo`` when the score is, else its lower bound is above ``lo``."""
         big = self.game.big
-        low = np.int64(-big if lo is None else lo)
-        high = np.int64(big if hi is None else hi)
+        low: kern.Score = np.int64(-big if lo is None else lo)
+        high: kern.Score = np.int64(big if hi is None else hi)
         budget = FIRST_SLICE
         sliced = deadline is not None or progress is not None
         started, nodes = time.perf_counter(), self.nodes

@@ -65,6 +65,7 @@ _ONE = np.uint64(1)
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _BYTE = np.uint64(0xFF)
+Score = int | np.int64  # a score as Python passes it in, or numba hands it back
 
 
 @nb.njit(cache=True, inline="always")
@@ -86,7 +87,7 @@ def _four(b: np.uint64, s: np.uint64) -> np.uint64:
 
 
 @nb.njit(cache=True)
-def _k_line(b: np.uint64, board: np.uint64, k: np.int64, s: np.int64) -> np.uint64:
+def _k_line(b: np.uint64, board: np.uint64, k: np.int64, s: Score) -> np.uint64:
     """Cells completing a line of ``k`` for ``b`` along shift ``s`` (any ``k``)."""
     r = _ZERO
     for j in range(k):  # the cell is the j-th of the line
@@ -209,7 +210,7 @@ def _pack(lo: np.int64, hi: np.int64, ply: np.int64, epoch: np.uint64) -> np.uin
 
 
 @nb.njit(cache=True, inline="always")
-def _holds(tt: np.ndarray, j: np.int64, a: np.uint64, b: np.uint64, epoch: np.uint64) -> bool:
+def _holds(tt: np.ndarray, j: int, a: np.uint64, b: np.uint64, epoch: np.uint64) -> bool:
     """Whether slot ``j`` holds the position keyed ``(a, b)`` in this epoch."""
     if tt[j, 0] != a or (tt[j, 1] >> np.uint64(EPOCH_SHIFT)) != epoch:
         return False
@@ -265,7 +266,7 @@ def store(tt: np.ndarray, a: np.uint64, b: np.uint64, lo: np.int64, hi: np.int64
 
 
 @nb.njit(cache=True)
-def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: np.int64, beta: np.int64,
+def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: Score, beta: Score,
             geo: np.ndarray, tt: np.ndarray, fu: np.ndarray, fi: np.ndarray,
             stats: np.ndarray) -> np.int64:
     """The absolute score of a node whose side to move cannot win at once, fail-soft:
@@ -427,9 +428,9 @@ def frames(geo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True)
-def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: np.int64, hi: np.int64,
+def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: Score, hi: Score,
                  geo: np.ndarray, tt: np.ndarray, stats: np.ndarray
-                 ) -> tuple[np.int64, np.int64]:
+                 ) -> tuple[Score, Score]:
     """Narrow ``[lo, hi]`` around the exact score by null-window searches (Pons's
     iteration: first probe whether the position is a win or a loss at all, then halve);
     returns the bounds reached, equal once exact, or where the budget ran out."""
@@ -484,9 +485,9 @@ def encode(x: np.uint64, o: np.uint64, geo: np.ndarray
 
 
 @nb.njit(cache=True)
-def board_bounds(x: np.uint64, o: np.uint64, lo: np.int64, hi: np.int64, geo: np.ndarray,
+def board_bounds(x: np.uint64, o: np.uint64, lo: Score, hi: Score, geo: np.ndarray,
                  tt: np.ndarray, stats: np.ndarray
-                 ) -> tuple[np.int64, np.int64, np.int64, np.int64]:
+                 ) -> tuple[np.int64, np.int64, Score, Score]:
     """``(status, ply, lower, upper)``: :func:`solve_bounds` of a board given by its
     row-major cells, in one call; a finished board is only classified (``status``)."""
     status, cur, mask, ply = encode(x, o, geo)
