@@ -18,6 +18,8 @@ bounds). The table survives, so asking again resumes where the search stopped.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +39,7 @@ from gameai.games.mnk.scores import describe_score
 DEFAULT_TT_BITS = 22  # 4M slots, 64 MB
 SLOT_BYTES = 16  # the position's key and a word with its bounds (a third word on non-gravity
 # boards wider than 32 padded bits)
+HUGE_PAGE = 2 << 20  # the table's alignment
 MIN_TT_BITS = 16  # 1 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
@@ -163,7 +166,7 @@ class Searcher:
         head[kern.G_CELLBITS] = kern.G_ORDER + len(self.order)
         self.geo = np.array([*head, *(int(m) for m in self.order), *self.cell_bit],
                             dtype=np.uint64)
-        self.tt = np.zeros((1 << tt_bits, words), dtype=np.uint64)  # key, bounds (, key)
+        self.tt = _table(1 << tt_bits, words)  # key, bounds (, key)
         self.stats = np.zeros(kern.STATS, dtype=np.int64)
         self.stats[kern.EPOCH] = 1  # a zeroed slot is of epoch 0: empty
         self.nodes = 0  # every node searched since this searcher was made
@@ -432,6 +435,22 @@ class Searcher:
         if not image or any(board.cell(i) != board.cell(image[i]) for i in range(g.cells)):
             return {}
         return {m: image[m] for m in board.legal_moves() if image[m] != m}
+
+
+def _table(slots: int, words: int) -> np.ndarray:
+    """A zeroed table of ``slots`` rows of ``words`` words, aligned to 2 MiB and asking the
+    kernel for huge pages: a probe lands anywhere in it, and with 4 KiB pages nearly every
+    probe of a large table also missed the address cache (the TLB). Measured on 20
+    beginning positions: 6.0M nodes/s with a 64 MiB table of plain pages, 13.7M with 1 MiB
+    (docs/solver.md)."""
+    nbytes = slots * words * 8
+    buf = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # no huge pages here: plain pages still work
+            buf.madvise(mmap.MADV_HUGEPAGE)
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    start = -raw.ctypes.data % HUGE_PAGE
+    return raw[start:start + nbytes].view(np.uint64).reshape(slots, words)
 
 
 def from_external(score: int, ply: int) -> int:

@@ -40,6 +40,9 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 NODES, BUDGET, ABORTED, EPOCH = 0, 1, 2, 3
 STATS = 4  # the stats array's length
@@ -66,6 +69,30 @@ _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _BYTE = np.uint64(0xFF)
 Score = int | np.int64  # a score as Python passes it in, or numba hands it back
+
+
+@intrinsic
+def prefetch(typingctx: object, table: types.Array, index: types.Integer) -> object:
+    """Ask the CPU to bring ``table``'s flat element ``index`` into the caches, without
+    waiting (LLVM's ``prefetch``): a child's table slot is fetched while its siblings are
+    ordered, so the probe on entering it does not stall on memory."""
+    if not isinstance(table, types.Array) or table.layout != "C":
+        return None
+    sig = types.void(table, index)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        # a read, kept in every cache level, into the data cache
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @nb.njit(cache=True, inline="always")
@@ -284,6 +311,7 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: Score, beta: 
     etc_below = np.int64(geo[G_ETC])
     norder = np.int64(geo[G_NORDER])
     size_mask = np.uint64(len(tt) - 1)
+    words = tt.shape[1]
     epoch = np.uint64(stats[EPOCH])
     nodes, budget = stats[NODES], stats[BUDGET]
     root = ply
@@ -322,12 +350,18 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: Score, beta: 
                 else:
                     a = max(alpha, lo)
                     b = min(beta, hi)
-                    # moves by threats created (descending), then by the centre-first order
+                    # moves by threats created (descending), then by the centre-first order;
+                    # each child's slot is fetched meanwhile (where its key needs no mirror)
+                    opp = cur ^ mask
+                    direct = ply + 1 >= mirror_below
                     n = 0
                     for o in range(norder):
                         m = nxt & geo[G_ORDER + o]
                         if m == _ZERO:
                             continue
+                        if direct:
+                            ca, cb = _key(opp, mask | m, geo)
+                            prefetch(tt, _slot(ca, cb, size_mask) * words)
                         score = popcount(_wins(cur | m, board, k, h) & ~(mask | m))
                         j = n
                         while j > 0 and fi[ply, F_SCORES + j - 1] < score:
@@ -337,7 +371,6 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: Score, beta: 
                         fu[ply, F_MOVES + j] = m
                         fi[ply, F_SCORES + j] = score
                         n += 1
-                    opp = cur ^ mask
                     cut = False
                     if ply < etc_below:  # a child already known to be bad enough for the opponent
                         for j in range(n):
