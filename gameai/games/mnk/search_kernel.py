@@ -80,7 +80,7 @@ def prefetch(typingctx: object, table: types.Array, index: types.Integer) -> obj
         return None
     sig = types.void(table, index)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         ptr = builder.gep(ary.data, [args[1]])
         i8p = ir.IntType(8).as_pointer()
@@ -361,7 +361,7 @@ def negamax(cur: np.uint64, mask: np.uint64, ply: np.int64, alpha: Score, beta: 
                             continue
                         if direct:
                             ca, cb = _key(opp, mask | m, geo)
-                            prefetch(tt, _slot(ca, cb, size_mask) * words)
+                            prefetch(tt, _slot(ca, cb, size_mask) * words)  # type: ignore[call-arg]
                         score = popcount(_wins(cur | m, board, k, h) & ~(mask | m))
                         j = n
                         while j > 0 and fi[ply, F_SCORES + j - 1] < score:
