@@ -22,14 +22,14 @@ import contextlib
 import mmap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from gameai.games import budget
 from gameai.games.budget import Estimate
-from gameai.games.errors import GameError, GameOver, TooLarge
+from gameai.games.errors import GameError, GameOver, IllegalMove, TooLarge
 from gameai.games.interface import MoveOutcome, Solution
 from gameai.games.mnk import search_kernel as kern
 from gameai.games.mnk.board import Board
@@ -118,6 +118,36 @@ def _move_name(game: Geometry, move: int) -> str:
     return f"cell {move} (row {move // game.cols}, col {move % game.cols})"
 
 
+@dataclass(frozen=True)
+class Proof:
+    """What :meth:`Searcher.prove_columns` proved of a position."""
+
+    ply: int
+    score: int  # ``big - t`` for a win in ``t`` plies, from the side to move
+    best: tuple[int, ...]  # the optimal moves' columns (from 0), ascending
+    nodes: int
+    seconds: float
+
+
+def _column_error(game: Geometry, columns: Sequence[int], status: int, number: int
+                  ) -> IllegalMove:
+    """The error :func:`gameai.games.mnk.columns.parse_moves` gives for the same moves:
+    move ``number`` (from 1) was refused for ``status``."""
+    column = columns[number - 1] + 1
+    where = f"moves: move {number} ({column})"
+    if status == kern.OUT_OF_RANGE:
+        message = f"{where}: column {column} is out of range (columns are 1-{game.cols})"
+    elif status == kern.COLUMN_FULL:
+        message = f"{where}: column {column} is full"
+    else:
+        how = {kern.X_WON: "X won", kern.O_WON: "O won"}.get(status,
+                                                            "the board was full (a draw)")
+        message = f"{where}: the game was already over: {how} at move {number - 1}"
+    error = IllegalMove(message)
+    error.field = "moves"
+    return error
+
+
 def supports(game: object) -> bool:
     """Whether the search solves ``game``: an m,n,k game whose padded bitboard fits."""
     return isinstance(game, Geometry) and (game.rows + 1) * game.cols <= 64
@@ -185,6 +215,22 @@ class Searcher:
                 self.stats[kern.EPOCH] = 0
             self.stats[kern.EPOCH] += 1
 
+    def warm(self) -> None:
+        """Load (or compile) every kernel now and touch every page of the table, so that no
+        timed call pays for either (a first touch of a huge page zeroes 2 MiB)."""
+        with self._lock:
+            step = max(1, HUGE_PAGE // (8 * self.tt.shape[1]) // 2)
+            self.tt[::step, 0] = self.tt[::step, 0]  # a write: a read would map no page
+            stats = self.stats
+            stats[kern.NODES], stats[kern.BUDGET], stats[kern.ABORTED] = 0, 0, 0
+            kern.board_bounds(np.uint64(0), np.uint64(0), -self._big, self._big, self.geo,
+                              self.tt, stats)  # stopped at its first node
+            kern.columns_position(np.zeros(0, dtype=np.int64), self.geo)
+            if self.game.gravity:
+                kern.child_outcomes(np.uint64(0), np.uint64(0), np.int64(0), self.geo,
+                                    np.empty(self.game.cols, dtype=np.int64))
+            stats[kern.ABORTED] = 0
+
     # -- positions -----------------------------------------------------------------------
 
     def encode(self, board: Board) -> tuple[int, int, int]:
@@ -244,6 +290,62 @@ class Searcher:
         if status != kern.LIVE:
             raise GameOver(None if status == kern.FULL else "X" if status == kern.X_WON else "O")
         return to_external(int(lo), int(ply))
+
+    def prove_columns(self, columns: Sequence[int], *, time_limit: float | None = None,
+                      best: bool = True) -> Proof:
+        """The exact score of the gravity position after ``columns`` (from 0) and, with
+        ``best``, its optimal moves: the batch path (``gameai solve --positions``), from
+        bitboards to bitboards without a :class:`Board` between.
+
+        Raises:
+            IllegalMove: a column out of range or full, or a move after the game ended.
+            GameOver: the game has ended.
+            SearchTimeout: not proved within ``time_limit`` seconds (no per-move bounds).
+        """
+        g = self.game
+        if not g.gravity:
+            raise GameError(f"{g.name}: positions by columns are for gravity games")
+        started, nodes = time.perf_counter(), self.nodes
+        deadline = None if time_limit is None else started + time_limit
+        big = self._big
+        with self._lock:
+            status, number, c, m = kern.columns_position(
+                np.fromiter(columns, dtype=np.int64, count=len(columns)), self.geo)
+            cur, mask, ply = int(c), int(m), len(columns)
+            if status in (kern.OUT_OF_RANGE, kern.COLUMN_FULL) or number <= ply:
+                raise _column_error(g, columns, int(status), int(number))
+            if status != kern.LIVE:
+                raise GameOver(None if status == kern.FULL else
+                               "X" if status == kern.X_WON else "O")
+            lo, hi = self._bounds(cur, mask, ply, deadline)
+            optimal: list[int] = []
+            if lo == hi and best:
+                outcomes = np.empty(g.cols, dtype=np.int64)
+                kern.child_outcomes(np.uint64(cur), np.uint64(mask), np.int64(ply),
+                                    self.geo, outcomes)
+                bottom, h = int(self.bottom), g.rows + 1
+                for col, outcome in enumerate(outcomes.tolist()):
+                    if outcome == -2:
+                        continue
+                    if outcome >= 0:  # a win at once, or the last cell's draw
+                        if (big - ply - 1 if outcome == 1 else 0) == lo:
+                            optimal.append(col)
+                        continue
+                    move = (mask + bottom) & (((1 << g.rows) - 1) << (col * h))
+                    # the move reaches the score when the child's is at most -score
+                    clo, chi = self._bounds(cur ^ mask, mask | move, ply + 1, deadline,
+                                            lo=-lo, hi=-lo + 1)
+                    if clo != chi and chi > -lo and clo <= -lo:
+                        hi = big  # out of time: not every move settled
+                        break
+                    if chi <= -lo:
+                        optimal.append(col)
+        seconds = time.perf_counter() - started
+        if lo != hi:
+            partial = PartialSolution(Board.empty(g), (), seconds, self.nodes - nodes)
+            raise SearchTimeout(f"{g.name}: not solved within {time_limit:g} s "
+                                f"({partial.nodes:,} nodes)", partial)
+        return Proof(ply, to_external(lo, ply), tuple(optimal), self.nodes - nodes, seconds)
 
     def solve(self, board: Board, *, time_limit: float | None = None) -> Solution:
         """Every legal move's exact score, best first, and the position's.

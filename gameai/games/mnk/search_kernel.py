@@ -565,6 +565,27 @@ def columns_position(columns: np.ndarray, geo: np.ndarray
 
 
 @nb.njit(cache=True)
+def child_outcomes(cur: np.uint64, mask: np.uint64, ply: np.int64, geo: np.ndarray,
+                   out: np.ndarray) -> None:
+    """Each column's move in a live gravity position (``out[c]``): -2 the column is full, 1
+    the move wins at once, 0 it fills the board (a draw), -1 its score needs a search."""
+    board, bottom, h = geo[G_BOARD], geo[G_BOTTOM], geo[G_H]
+    k = np.int64(geo[G_K])
+    cells = np.int64(geo[G_CELLS])
+    column = (_ONE << (h - _ONE)) - _ONE
+    for c in range(np.int64(geo[G_COLS])):
+        m = (mask + bottom) & board & (column << np.uint64(c * np.int64(h)))
+        if m == _ZERO:
+            out[c] = -2
+        elif _has_line(cur | m, k, h):
+            out[c] = 1
+        elif ply + 1 == cells:
+            out[c] = 0
+        else:
+            out[c] = -1
+
+
+@nb.njit(cache=True)
 def solve_many(curs: np.ndarray, masks: np.ndarray, plies: np.ndarray, geo: np.ndarray,
                tt: np.ndarray, stats: np.ndarray, out: np.ndarray) -> None:
     """The exact absolute score of many live positions (``out[i]``), one after another,
