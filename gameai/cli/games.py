@@ -270,7 +270,21 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "takes minutes the first time, then the set is cached)")
     p.add_argument("--seed", type=int, default=0, help="search: the positions' seed")
     p.add_argument("--empty", action="store_true",
-                   help="search: solve the empty board instead (a long benchmark)")
+                   help="search: solve the empty board instead (a long benchmark); with "
+                   "--compare, also bitbully's (minutes each)")
+    p.add_argument("--positions", metavar="FILE",
+                   help="search: time the search on a test-set file ('MOVES [SCORE]' a line, "
+                   "as Pons's Connect Four sets; '-': standard input): mean, median and max "
+                   "per position, each from an empty table unless --warm")
+    p.add_argument("--warm", action="store_true",
+                   help="with --positions or --compare: keep the table between positions")
+    p.add_argument("--against", choices=("bitbully",),
+                   help="with --positions: time bitbully (a test dependency, AGPL) on the "
+                   "same positions in the same process")
+    p.add_argument("--compare", action="store_true",
+                   help="connect-four: ours and bitbully side by side on --count drawn "
+                   "positions of each class (end easy, middle easy, middle medium, beginning "
+                   "easy, beginning medium), with CPU-time ratios")
     p.add_argument("--json", action="store_true")
     memory_option(p)
     p.set_defaults(func=run_bench_solver)

@@ -225,6 +225,8 @@ class Searcher:
             stats[kern.NODES], stats[kern.BUDGET], stats[kern.ABORTED] = 0, 0, 0
             kern.board_bounds(np.uint64(0), np.uint64(0), -self._big, self._big, self.geo,
                               self.tt, stats)  # stopped at its first node
+            kern.solve_bounds(np.uint64(0), np.uint64(0), np.int64(0), np.int64(-self._big),
+                              np.int64(self._big), self.geo, self.tt, stats)
             kern.columns_position(np.zeros(0, dtype=np.int64), self.geo)
             if self.game.gravity:
                 kern.child_outcomes(np.uint64(0), np.uint64(0), np.int64(0), self.geo,
@@ -412,6 +414,29 @@ class Searcher:
             SearchTimeout: not settled within ``time_limit`` seconds.
         """
         return self._moves_at_least(board, 0, time_limit)[1]
+
+    def decided_within(self, board: Board, plies: int) -> bool:
+        """Whether perfect play ends ``board``'s game in a win or a loss within ``plies``
+        plies (two null-window searches: cheaper than the exact score when it is not).
+
+        Raises:
+            GameOver: the game has ended.
+        """
+        self._check(board).require_playable()
+        big = self._big
+        with self._lock:
+            cur, mask, ply = self.encode(board)
+            for external in (big - plies, -(big - plies)):
+                med = from_external(external, ply)
+                if external > 0:  # a win within: the score is at least ``med``
+                    lo, hi = self._bounds(cur, mask, ply, None, lo=med - 1, hi=med)
+                    if lo >= med:
+                        return True
+                else:  # a loss within: the score is at most ``med``
+                    lo, hi = self._bounds(cur, mask, ply, None, lo=med, hi=med + 1)
+                    if hi <= med:
+                        return True
+        return False
 
     def _moves_at_least(self, board: Board, floor: int | None, time_limit: float | None
                         ) -> tuple[int, tuple[int, ...]]:
