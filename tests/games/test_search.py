@@ -370,3 +370,77 @@ def test_a_cleared_table_forgets_and_scores_again():
     with pytest.raises(GameOver) as over:
         searcher.score(game.parse_moves("4455667"))
     assert over.value.winner == "X"
+
+
+def test_proving_by_columns_agrees_with_solving_the_board():
+    """The batch path (columns to bitboards, no Board) gives the score and the optimal
+    moves that ``solve`` gives, on random Connect Four positions of every stage."""
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=20)
+    rng = random.Random(5)
+    checked = 0
+    while checked < 40:
+        board, columns = game.initial(), []
+        for _ in range(rng.randrange(14, 38)):
+            cols = [m % 7 for m in board.legal_moves()]
+            col = rng.choice(cols)
+            board = board.play(next(m for m in board.legal_moves() if m % 7 == col))
+            columns.append(col)
+            if board.is_over():
+                break
+        if board.is_over():
+            with pytest.raises(GameOver):
+                searcher.prove_columns(columns)
+            continue
+        solution = searcher.solve(board)
+        proof = searcher.prove_columns(columns)
+        assert proof.ply == board.ply and proof.score == solution.moves[0].score
+        assert proof.best == tuple(sorted(m.col for m in solution.moves if m.optimal))
+        assert searcher.prove_columns(columns, best=False).best == ()
+        checked += 1
+
+
+@pytest.mark.parametrize("moves", ["448", "4444444", "4455667 1", "4455667", "0"])
+def test_proving_by_columns_refuses_as_the_notation_does(moves):
+    """Out of range, a full column, a move after the end: the same error, word for word, as
+    parsing the notation; a finished game is over."""
+    from gameai.games.errors import IllegalMove
+    from gameai.games.mnk.columns import parse_moves
+
+    game = get_game("connect-four")
+    columns = [int(c) - 1 for c in moves.replace(" ", "")]
+    searcher = Searcher(game, tt_bits=10)
+    try:
+        parse_moves(game, moves.replace(" ", ""))
+    except IllegalMove as expected:
+        with pytest.raises(IllegalMove) as got:
+            searcher.prove_columns(columns)
+        assert str(got.value) == str(expected) and got.value.field == "moves"
+    else:
+        with pytest.raises(GameOver):
+            searcher.prove_columns(columns)
+
+
+def test_pons_scores_of_his_examples_and_decided_within():
+    """Pons's examples: "4455" scores 18 (X wins with its fourth stone), "44455554221" -15
+    (O's every move loses to X's seventh stone); and decided_within as the exact score."""
+    from gameai.games.mnk.columns import pons_score
+
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)
+    for moves, expected in (("4455", 18), ("44455554221", -15)):
+        proof = searcher.prove_columns([int(c) - 1 for c in moves])
+        assert pons_score(game, proof.score, proof.ply) == expected
+    rng = random.Random(8)
+    for _ in range(30):
+        board = game.initial()
+        for _ in range(rng.randrange(16, 34)):
+            board = board.play(rng.choice(board.legal_moves()))
+            if board.is_over():
+                break
+        if board.is_over():
+            continue
+        distance = game.big - abs(searcher.score(board))
+        for plies in (3, 9, 13):
+            decided = searcher.score(board) != 0 and distance <= plies
+            assert searcher.decided_within(board, plies) == decided, (board, plies)
