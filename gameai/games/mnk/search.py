@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -118,9 +119,8 @@ def _move_name(game: Geometry, move: int) -> str:
     return f"cell {move} (row {move // game.cols}, col {move % game.cols})"
 
 
-@dataclass(frozen=True)
-class Proof:
-    """What :meth:`Searcher.prove_columns` proved of a position."""
+class Proof(NamedTuple):
+    """What :meth:`Searcher.prove_columns` proved of a position (a tuple: cheap to make)."""
 
     ply: int
     score: int  # ``big - t`` for a win in ``t`` plies, from the side to move
@@ -219,16 +219,21 @@ class Searcher:
         """Load (or compile) every kernel now and touch every page of the table, so that no
         timed call pays for either (a first touch of a huge page zeroes 2 MiB)."""
         with self._lock:
-            step = max(1, HUGE_PAGE // (8 * self.tt.shape[1]) // 2)
-            self.tt[::step, 0] = self.tt[::step, 0]  # a write: a read would map no page
+            step = max(1, 4096 // (8 * self.tt.shape[1]))  # a row every 4 KiB page
+            touched = self.tt[::step, 0]
+            np.bitwise_or(touched, 0, out=touched)  # a write: a read would map no page
             stats = self.stats
+            full = np.uint64(int(self.game.full_mask))  # a finished board: no search
+            kern.board_bounds(full, np.uint64(0), -self._big, self._big, self.geo, self.tt,
+                              stats)
             stats[kern.NODES], stats[kern.BUDGET], stats[kern.ABORTED] = 0, 0, 0
-            kern.board_bounds(np.uint64(0), np.uint64(0), -self._big, self._big, self.geo,
-                              self.tt, stats)  # stopped at its first node
             kern.solve_bounds(np.uint64(0), np.uint64(0), np.int64(0), np.int64(-self._big),
                               np.int64(self._big), self.geo, self.tt, stats)
-            kern.columns_position(np.zeros(0, dtype=np.int64), self.geo)
-            if self.game.gravity:
+            if self.game.gravity:  # a column out of range: refused before any search
+                for wrong in (bytes([255]), np.array([-1], dtype=np.int64)):
+                    kern.columns_position(wrong, self.geo)
+                    kern.columns_bounds(wrong, np.int64(-self._big), np.int64(self._big),
+                                        self.geo, self.tt, stats)
                 kern.child_outcomes(np.uint64(0), np.uint64(0), np.int64(0), self.geo,
                                     np.empty(self.game.cols, dtype=np.int64))
             stats[kern.ABORTED] = 0
@@ -282,13 +287,9 @@ class Searcher:
             raise GameError(f"not a position of {self.game.name}")
         big = self._big
         with self._lock:
-            stats = self.stats
-            stats[kern.NODES] = 0
-            stats[kern.BUDGET] = self._unbounded
-            stats[kern.ABORTED] = 0
             status, ply, lo, _ = kern.board_bounds(np.uint64(board.x), np.uint64(board.o),
-                                                   -big, big, self.geo, self.tt, stats)
-            self.nodes += int(stats[kern.NODES])
+                                                   -big, big, self.geo, self.tt, self.stats)
+            self.nodes += int(self.stats[kern.NODES])
         if status != kern.LIVE:
             raise GameOver(None if status == kern.FULL else "X" if status == kern.X_WON else "O")
         return to_external(int(lo), int(ply))
@@ -310,16 +311,26 @@ class Searcher:
         started, nodes = time.perf_counter(), self.nodes
         deadline = None if time_limit is None else started + time_limit
         big = self._big
+        try:
+            array: bytes | np.ndarray = bytes(columns)  # no array to make: 2-3 us a call
+        except ValueError:  # a column below 0 or past 255: refused in the kernel's order
+            array = np.fromiter(columns, dtype=np.int64, count=len(columns))
         with self._lock:
-            status, number, c, m = kern.columns_position(
-                np.fromiter(columns, dtype=np.int64, count=len(columns)), self.geo)
+            if deadline is None:  # one call: the moves played, then the search
+                status, number, c, m, lo, hi = kern.columns_bounds(array, -big, big, self.geo,
+                                                                  self.tt, self.stats)
+                self.nodes += int(self.stats[kern.NODES])
+            else:
+                status, number, c, m = kern.columns_position(array, self.geo)
             cur, mask, ply = int(c), int(m), len(columns)
             if status in (kern.OUT_OF_RANGE, kern.COLUMN_FULL) or number <= ply:
                 raise _column_error(g, columns, int(status), int(number))
             if status != kern.LIVE:
                 raise GameOver(None if status == kern.FULL else
                                "X" if status == kern.X_WON else "O")
-            lo, hi = self._bounds(cur, mask, ply, deadline)
+            if deadline is not None:
+                lo, hi = self._bounds(cur, mask, ply, deadline)
+            lo, hi = int(lo), int(hi)
             optimal: list[int] = []
             if lo == hi and best:
                 outcomes = np.empty(g.cols, dtype=np.int64)

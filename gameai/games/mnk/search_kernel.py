@@ -522,7 +522,11 @@ def board_bounds(x: np.uint64, o: np.uint64, lo: Score, hi: Score, geo: np.ndarr
                  tt: np.ndarray, stats: np.ndarray
                  ) -> tuple[np.int64, np.int64, Score, Score]:
     """``(status, ply, lower, upper)``: :func:`solve_bounds` of a board given by its
-    row-major cells, in one call; a finished board is only classified (``status``)."""
+    row-major cells without a node budget (the counters reset here), in one call; a
+    finished board is only classified (``status``)."""
+    stats[NODES] = 0
+    stats[BUDGET] = np.int64(0x7FFFFFFFFFFFFFFF)
+    stats[ABORTED] = 0
     status, cur, mask, ply = encode(x, o, geo)
     if status != LIVE:
         return status, ply, np.int64(0), np.int64(0)
@@ -531,7 +535,7 @@ def board_bounds(x: np.uint64, o: np.uint64, lo: Score, hi: Score, geo: np.ndarr
 
 
 @nb.njit(cache=True)
-def columns_position(columns: np.ndarray, geo: np.ndarray
+def columns_position(columns: np.ndarray | bytes, geo: np.ndarray
                      ) -> tuple[np.int64, np.int64, np.uint64, np.uint64]:
     """``(status, move, cur, mask)`` after playing ``columns`` (from 0) from the empty
     board of a gravity game. ``status`` is :data:`LIVE`, or what stopped the moves at move
@@ -545,7 +549,7 @@ def columns_position(columns: np.ndarray, geo: np.ndarray
     cur = mask = _ZERO
     over = np.int64(LIVE)
     for i in range(len(columns)):
-        c = columns[i]
+        c = np.int64(columns[i])
         if c < 0 or c >= cols:
             return np.int64(OUT_OF_RANGE), np.int64(i + 1), cur, mask
         if over != LIVE:
@@ -562,6 +566,23 @@ def columns_position(columns: np.ndarray, geo: np.ndarray
             over = np.int64(FULL)
         cur = mover ^ mask  # the other side is to move
     return over, np.int64(len(columns) + 1), cur, mask
+
+
+@nb.njit(cache=True)
+def columns_bounds(columns: np.ndarray | bytes, lo: Score, hi: Score, geo: np.ndarray,
+                   tt: np.ndarray, stats: np.ndarray
+                   ) -> tuple[np.int64, np.int64, np.uint64, np.uint64, Score, Score]:
+    """``(status, move, cur, mask, lower, upper)``: :func:`columns_position`, then, for a
+    live position, :func:`solve_bounds` without a node budget (the counters reset here),
+    in one call. ``columns`` may be ``bytes`` (no array to make)."""
+    stats[NODES] = 0
+    stats[BUDGET] = np.int64(0x7FFFFFFFFFFFFFFF)
+    stats[ABORTED] = 0
+    status, move, cur, mask = columns_position(columns, geo)
+    if status != LIVE:
+        return status, move, cur, mask, np.int64(0), np.int64(0)
+    lo, hi = solve_bounds(cur, mask, np.int64(len(columns)), lo, hi, geo, tt, stats)
+    return status, move, cur, mask, lo, hi
 
 
 @nb.njit(cache=True)
