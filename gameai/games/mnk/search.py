@@ -173,7 +173,8 @@ class Searcher:
             raise ValueError(f"tt_bits must be from 10 to 30, got {tt_bits}")
         wide = not mnk.gravity and 2 * (mnk.rows + 1) * mnk.cols > 64
         words = 3 if wide else 2
-        budget.require(Estimate(f"the search table of {game.name}", 8 * words << tt_bits))
+        budget.require(Estimate(f"the search table of {game.name}",
+                                table_bytes(tt_bits, words)))
         self.game = mnk
         rows, cols, h = mnk.rows, mnk.cols, mnk.rows + 1
         column = (1 << rows) - 1
@@ -575,6 +576,12 @@ class Searcher:
         return {m: image[m] for m in board.legal_moves() if image[m] != m}
 
 
+def table_bytes(tt_bits: int, words: int = SLOT_BYTES // 8) -> int:
+    """The memory a table of ``2**tt_bits`` slots takes: whole huge pages (a table of 1 MiB
+    still takes one 2 MiB page)."""
+    return -(-(8 * words << tt_bits) // HUGE_PAGE) * HUGE_PAGE
+
+
 def _table(slots: int, words: int) -> np.ndarray:
     """A zeroed table of ``slots`` rows of ``words`` words, aligned to 2 MiB and asking the
     kernel for huge pages: a probe lands anywhere in it, and with 4 KiB pages nearly every
@@ -647,7 +654,7 @@ def searcher(game: Geometry) -> Searcher:
         if found is None:
             limit = budget.memory_limit().bytes
             bits = DEFAULT_TT_BITS
-            while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
+            while bits > MIN_TT_BITS and table_bytes(bits) > limit // 2:
                 bits -= 1
             found = _keep(game, Searcher(game, tt_bits=bits))
         return found
