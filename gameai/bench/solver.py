@@ -180,9 +180,11 @@ class Times:
         }
 
 
-def time_ours(game: MnkGame, lines: list[Any], *, warm: bool, tt_bits: int = 22) -> Times:
-    """Our search on each line's position (its score only, as Pons's test protocol asks),
-    each from an empty table unless ``warm``; one searcher, in this process."""
+def time_ours(game: MnkGame, lines: list[Any], *, warm: bool, tt_bits: int = 22,
+              best: bool = False) -> Times:
+    """Our search on each line's position (its score only, as Pons's test protocol asks;
+    with ``best`` every optimal move too, as ``gameai solve --positions`` prints), each
+    from an empty table unless ``warm``; one searcher, in this process."""
     from gameai.games.mnk.columns import pons_score
     from gameai.games.mnk.search import Searcher
 
@@ -193,7 +195,7 @@ def time_ours(game: MnkGame, lines: list[Any], *, warm: bool, tt_bits: int = 22)
         if not warm:
             searcher.clear()
         c0, t0 = time.process_time(), time.perf_counter()
-        proof = searcher.prove_columns(line.columns, best=False)
+        proof = searcher.prove_columns(line.columns, best=best)
         t1, c1 = time.perf_counter(), time.process_time()
         times.add(t1 - t0, c1 - c0, proof.nodes)
         if line.given is not None and pons_score(game, proof.score, proof.ply) != line.given:
@@ -201,9 +203,10 @@ def time_ours(game: MnkGame, lines: list[Any], *, warm: bool, tt_bits: int = 22)
     return times
 
 
-def time_bitbully(lines: list[Any], *, warm: bool) -> Times:
-    """bitbully (no opening book) on the same positions: its MTD(f) score, each from an
-    empty table unless ``warm`` (clearing its table is not timed, as ours is not)."""
+def time_bitbully(lines: list[Any], *, warm: bool, best: bool = False) -> Times:
+    """bitbully (no opening book) on the same positions: its MTD(f) score (with ``best``,
+    every move's score: what it needs to name the best moves), each from an empty table
+    unless ``warm`` (clearing its table is not timed, as ours is not)."""
     core_module = _bitbully()
     solver = core_module.BitBullyCore()
     boards = []
@@ -218,8 +221,13 @@ def time_bitbully(lines: list[Any], *, warm: bool) -> Times:
             solver.resetTranspositionTable()
         solver.resetNodeCounter()
         c0, t0 = time.process_time(), time.perf_counter()
-        score = solver.mtdf(board, 0)
+        if best:
+            scores = solver.scoreMoves(board)
+        else:
+            score = solver.mtdf(board, 0)
         t1, c1 = time.perf_counter(), time.process_time()
+        if best:
+            score = max(scores)
         times.add(t1 - t0, c1 - c0, solver.getNodeCounter())
         if line.given is not None and score != line.given:
             times.wrong.append(line.number)
@@ -261,10 +269,11 @@ def run_file_bench(args: argparse.Namespace, game: MnkGame) -> int:
     ``--against bitbully``), print the figures, exit 1 if a score differs."""
     lines = _read_lines(game, args.positions)
     load_before = os.getloadavg()
-    ours = time_ours(game, lines, warm=args.warm)
-    theirs = time_bitbully(lines, warm=args.warm) if args.against else None
+    ours = time_ours(game, lines, warm=args.warm, best=args.best)
+    theirs = time_bitbully(lines, warm=args.warm, best=args.best) if args.against else None
     row = _compare_row(args.positions, ours, theirs)
-    figures = {"game": game.name, "table": "warm" if args.warm else "empty", "rows": [row],
+    figures = {"game": game.name, "table": "warm" if args.warm else "empty",
+               "asked": "best moves" if args.best else "score", "rows": [row],
                "load_average": [round(x, 2) for x in (*load_before, *os.getloadavg())]}
     _report(args, figures)
     return 1 if ours.wrong or (theirs is not None and theirs.wrong) else 0
@@ -295,15 +304,16 @@ def run_compare(args: argparse.Namespace, game: MnkGame) -> int:
                                    count=args.count, seed=args.seed, searcher=labeller,
                                    cache_dir=default_cache_dir(), progress=drawn)
         lines = _read_lines(game, str(path))
-        ours = time_ours(game, lines, warm=args.warm)
-        theirs = time_bitbully(lines, warm=args.warm)
+        ours = time_ours(game, lines, warm=args.warm, best=args.best)
+        theirs = time_bitbully(lines, warm=args.warm, best=args.best)
         rows.append(_compare_row(f"{stage} {difficulty}", ours, theirs))
         if not args.json:
             print(f"  {stage} {difficulty}: CPU ratio {rows[-1]['cpu_ratio']}", file=sys.stderr)
     if args.empty:
         rows.append(_compare_empty(args, game))
     figures = {"game": game.name, "table": "warm" if args.warm else "empty",
-               "seed": args.seed, "rows": rows,
+               "asked": "best moves" if args.best else "score", "seed": args.seed,
+               "rows": rows,
                "load_average": [round(x, 2) for x in (*load_before, *os.getloadavg())]}
     _report(args, figures)
     wrong = sum(r["ours"]["wrong"] + r.get("bitbully", {}).get("wrong", 0) for r in rows)
@@ -343,7 +353,8 @@ def _report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         print(json.dumps(figures))
         return
     load = figures["load_average"]
-    print(f"{figures['game']}: each position's score from {figures['table']} table, one "
+    asked = figures.get("asked", "score")
+    print(f"{figures['game']}: each position's {asked} from {figures['table']} table, one "
           f"process, one after the other; load average {load[0]} before, {load[3]} after")
     print(f"  {'set':<18} {'solver':<9} {'n':>5} {'mean us':>11} {'median us':>10} "
           f"{'max us':>12} {'cpu us':>11} {'nodes':>11} {'nodes/cpu s':>12} {'wrong':>5}")

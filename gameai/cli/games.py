@@ -278,6 +278,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "per position, each from an empty table unless --warm")
     p.add_argument("--warm", action="store_true",
                    help="with --positions or --compare: keep the table between positions")
+    p.add_argument("--best", action="store_true",
+                   help="with --positions or --compare: time every optimal move of each "
+                   "position (as 'gameai solve --positions' prints; bitbully: every move's "
+                   "score) instead of its score alone")
     p.add_argument("--against", choices=("bitbully",),
                    help="with --positions: time bitbully (a test dependency, AGPL) on the "
                    "same positions in the same process")

@@ -397,6 +397,9 @@ def test_proving_by_columns_agrees_with_solving_the_board():
         assert proof.ply == board.ply and proof.score == solution.moves[0].score
         assert proof.best == tuple(sorted(m.col for m in solution.moves if m.optimal))
         assert searcher.prove_columns(columns, best=False).best == ()
+        # with a time limit the moves are asked one by one from Python: the same answer
+        timed = searcher.prove_columns(columns, time_limit=60)
+        assert (timed.score, timed.best) == (proof.score, proof.best)
         checked += 1
 
 

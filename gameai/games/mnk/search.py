@@ -235,6 +235,7 @@ class Searcher:
                     kern.columns_position(wrong, self.geo)
                     kern.columns_bounds(wrong, np.int64(-self._big), np.int64(self._big),
                                         self.geo, self.tt, stats)
+                    kern.columns_best(wrong, self.geo, self.tt, stats)
                 kern.child_outcomes(np.uint64(0), np.uint64(0), np.int64(0), self.geo,
                                     np.empty(self.game.cols, dtype=np.int64))
             stats[kern.ABORTED] = 0
@@ -317,7 +318,17 @@ class Searcher:
         except ValueError:  # a column below 0 or past 255: refused in the kernel's order
             array = np.fromiter(columns, dtype=np.int64, count=len(columns))
         with self._lock:
-            if deadline is None:  # one call: the moves played, then the search
+            if deadline is None and best:  # one call: the moves, the score, the best moves
+                status, number, c, m, lo, bits = kern.columns_best(array, self.geo, self.tt,
+                                                                   self.stats)
+                self.nodes += int(self.stats[kern.NODES])
+                if status == kern.LIVE:
+                    ply = len(columns)
+                    return Proof(ply, to_external(int(lo), ply),
+                                 tuple(c for c in range(g.cols) if bits >> c & 1),
+                                 self.nodes - nodes, time.perf_counter() - started)
+                hi = lo
+            elif deadline is None:  # one call: the moves played, then the search
                 status, number, c, m, lo, hi = kern.columns_bounds(array, -big, big, self.geo,
                                                                   self.tt, self.stats)
                 self.nodes += int(self.stats[kern.NODES])

@@ -467,13 +467,21 @@ def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: Score, hi: 
     """Narrow ``[lo, hi]`` around the exact score by null-window searches (Pons's
     iteration: first probe whether the position is a win or a loss at all, then halve);
     returns the bounds reached, equal once exact, or where the budget ran out."""
+    fu, fi = frames(geo)
+    return narrow(cur, mask, ply, lo, hi, geo, tt, stats, fu, fi)
+
+
+@nb.njit(cache=True)
+def narrow(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: Score, hi: Score,
+           geo: np.ndarray, tt: np.ndarray, stats: np.ndarray, fu: np.ndarray, fi: np.ndarray
+           ) -> tuple[Score, Score]:
+    """:func:`solve_bounds` with the frames given."""
     quick, score = quick_score(cur, mask, ply, geo)
     if quick:
         return score, score
     big = np.int64(geo[G_CELLS]) + 1
     lo = max(lo, -(big - ply - 4))
     hi = min(hi, big - ply - 3)
-    fu, fi = frames(geo)
     while lo < hi:
         med = lo + (hi - lo) // 2
         if med <= 0 and lo // 2 < med:
@@ -583,6 +591,45 @@ def columns_bounds(columns: np.ndarray | bytes, lo: Score, hi: Score, geo: np.nd
         return status, move, cur, mask, np.int64(0), np.int64(0)
     lo, hi = solve_bounds(cur, mask, np.int64(len(columns)), lo, hi, geo, tt, stats)
     return status, move, cur, mask, lo, hi
+
+
+@nb.njit(cache=True)
+def columns_best(columns: np.ndarray | bytes, geo: np.ndarray, tt: np.ndarray,
+                 stats: np.ndarray) -> tuple[np.int64, np.int64, np.uint64, np.uint64, Score,
+                                             np.int64]:
+    """``(status, move, cur, mask, score, best)``: :func:`columns_bounds` without a budget,
+    then the optimal moves of a live position as a bit per column in ``best`` (a move is
+    optimal when its child's score is at most minus the position's: one null-window
+    search a move), in one call."""
+    stats[NODES] = 0
+    stats[BUDGET] = np.int64(0x7FFFFFFFFFFFFFFF)
+    stats[ABORTED] = 0
+    status, move, cur, mask = columns_position(columns, geo)
+    if status != LIVE:
+        return status, move, cur, mask, np.int64(0), np.int64(0)
+    fu, fi = frames(geo)
+    ply = np.int64(len(columns))
+    big = np.int64(geo[G_CELLS]) + 1
+    score, _ = narrow(cur, mask, ply, -big, big, geo, tt, stats, fu, fi)
+    outcomes = np.empty(np.int64(geo[G_COLS]), dtype=np.int64)
+    child_outcomes(cur, mask, ply, geo, outcomes)
+    h = np.int64(geo[G_H])
+    column = (_ONE << np.uint64(h - 1)) - _ONE
+    best = np.int64(0)
+    for c in range(len(outcomes)):
+        outcome = outcomes[c]
+        if outcome == -2:
+            continue
+        if outcome >= 0:  # a win at once, or the last cell's draw
+            if (big - ply - 1 if outcome == 1 else 0) == score:
+                best |= np.int64(1) << c
+            continue
+        m = (mask + geo[G_BOTTOM]) & (column << np.uint64(c * h))
+        _, chi = narrow(cur ^ mask, mask | m, ply + 1, -score, -score + 1, geo, tt, stats,
+                        fu, fi)
+        if chi <= -score:
+            best |= np.int64(1) << c
+    return status, move, cur, mask, score, best
 
 
 @nb.njit(cache=True)
