@@ -19,7 +19,7 @@ from gameai.games.mnk.game import MnkGame
 # (None: until solved); a beginning position is stopped at 10 s, the target's bound.
 CLASSES = (("end", "easy", None), ("middle", "easy", None), ("middle", "medium", None),
            ("beginning", "hard", 10.0))
-EMPTY_TT_BITS = 26  # 64M slots, 1.5 GiB: the empty board's search outgrows the default
+EMPTY_TT_BITS = 26  # 64M slots, 1 GiB: the empty board's search outgrows the default
 
 
 def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:

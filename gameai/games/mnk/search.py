@@ -158,7 +158,8 @@ class Searcher:
 
     Args:
         game: an m,n,k game (gravity or not) with ``(rows + 1) * cols <= 64``.
-        tt_bits: the table has ``2**tt_bits`` slots of 24 bytes.
+        tt_bits: the table has ``2**tt_bits`` slots of 16 bytes (24 on non-gravity boards
+            past 32 padded bits).
     Raises:
         TooLarge: the board does not fit the bitboard.
         OverBudget: the table would not fit the memory limit.
