@@ -23,8 +23,11 @@ EMPTY_TT_BITS = 26  # 64M slots, 1 GiB: the empty board's search outgrows the de
 
 
 def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:
-    if (args.positions or args.compare) and not game.gravity:
-        raise CannotBench(f"{game.name}: --positions and --compare take gravity games")
+    if (args.positions or args.compare or args.write_sets) and not game.gravity:
+        raise CannotBench(f"{game.name}: --positions, --compare and --write-sets take "
+                          "gravity games")
+    if args.write_sets:
+        return run_write_sets(args, game)
     if args.positions:
         return run_file_bench(args, game)
     if args.compare:
@@ -370,3 +373,57 @@ def _report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         if "cpu_ratio" in row:
             print(f"  {'':<18} ours/bitbully: CPU {row['cpu_ratio']:.2f}x, median wall "
                   f"{row['median_ratio']:.2f}x, nodes {row['nodes_ratio']:.2f}x")
+
+
+def run_write_sets(args: argparse.Namespace, game: MnkGame) -> int:
+    """``--write-sets DIR``: a test set of ``--count`` positions of each class in Pons's
+    format, labelled by our solver and, on Connect Four where bitbully is installed,
+    checked against it (a disagreement is reported and exits 1)."""
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from gameai.bench.positions import TEST_SET_CLASSES, draw_test_set, test_set_text
+    from gameai.games.mnk.search import Searcher
+
+    core_module = None
+    if game.name == "connect-four":
+        try:
+            core_module = _bitbully()
+        except CannotBench:
+            print(f"{BITBULLY_MISSING}; the sets are labelled by our solver alone",
+                  file=sys.stderr)
+    folder = Path(args.write_sets)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CannotBench(f"--write-sets: cannot make {folder}: {e.strerror}") from e
+    labeller = Searcher(game)
+    differ = 0
+    for stage, difficulty in TEST_SET_CLASSES:
+        with tqdm(total=args.count, desc=f"drawing {stage} {difficulty}", unit=" positions",
+                  file=sys.stderr, leave=False) as bar:
+
+            def drawn(n: int, bar: Any = bar) -> None:
+                bar.update(n - bar.n)
+
+            rows = draw_test_set(game, stage=stage, difficulty=difficulty, count=args.count,
+                                 seed=args.seed, searcher=labeller, progress=drawn)
+        checked = ""
+        if core_module is not None:
+            solver = core_module.BitBullyCore()
+            for moves, score in rows:
+                board = core_module.BoardCore()
+                board.setBoard([int(c) - 1 for c in moves])
+                if solver.mtdf(board, 0) != score:
+                    differ += 1
+                    print(f"{moves}: ours {score}, bitbully {solver.mtdf(board, 0)}",
+                          file=sys.stderr)
+            checked = ", checked against bitbully"
+        path = folder / f"{game.name}-{stage}-{difficulty}.txt"
+        path.write_text(test_set_text(rows))
+        print(f"{path}: {len(rows)} positions ({stage} {difficulty}, seed {args.seed}"
+              f"{checked})")
+    if differ:
+        print(f"{differ} scores differ from bitbully's", file=sys.stderr)
+    return 1 if differ else 0

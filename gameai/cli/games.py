@@ -285,6 +285,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--against", choices=("bitbully",),
                    help="with --positions: time bitbully (a test dependency, AGPL) on the "
                    "same positions in the same process")
+    p.add_argument("--write-sets", metavar="DIR",
+                   help="search: write a test set of --count drawn positions of each class "
+                   "(as --compare) to DIR in Pons's format, labelled by our solver and "
+                   "checked against bitbully where it is installed")
     p.add_argument("--compare", action="store_true",
                    help="connect-four: ours and bitbully side by side on --count drawn "
                    "positions of each class (end easy, middle easy, middle medium, beginning "

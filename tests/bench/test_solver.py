@@ -79,3 +79,17 @@ def test_without_bitbully_the_bench_says_what_to_install(tmp_path):
     alone = gameai("bench", "solver", "--game", "connect-four", "--positions", str(path),
                    env=env, cwd=tmp_path)
     assert alone.returncode == 0, alone.stderr  # ours alone needs no bitbully
+
+
+def test_write_sets_draws_every_class_checked_against_bitbully(tmp_path):
+    pytest.importorskip("bitbully")
+    out = gameai("bench", "solver", "--game", "connect-four", "--write-sets",
+                 str(tmp_path / "sets"), "--count", "4", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    files = sorted((tmp_path / "sets").glob("connect-four-*.txt"))
+    assert len(files) == 5 and "checked against bitbully" in out.stdout
+    for path in files:
+        lines = path.read_text().splitlines()
+        assert len(lines) == 4 and all(len(line.split()) == 2 for line in lines)
+    again = gameai("solve", "connect-four", "--positions", str(files[0]))
+    assert again.returncode == 0, again.stderr
