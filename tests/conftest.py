@@ -1,5 +1,6 @@
-"""Shared fixtures. Tests never touch the user's caches: the solver cache lives in a
-per-session temporary directory."""
+"""Shared fixtures. The session hands the game core this machine's memory limit and table
+cache as every process does at start (:func:`gameai.host.install`); tests never touch the
+user's caches: the cache lives in a per-session temporary directory."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gameai import host
 from gameai.store.embedded import RedisServer
 
 
@@ -17,6 +19,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("gameai-cache")
     old = os.environ.get("GAMEAI_CACHE_DIR")
     os.environ["GAMEAI_CACHE_DIR"] = str(path)
+    host.install()
     yield path
     if old is None:
         os.environ.pop("GAMEAI_CACHE_DIR", None)

@@ -17,12 +17,14 @@ MAY_IMPORT = {
     "games": set(),
     "models": {"games"},
     "store": {"games", "models", "settings"},
-    "trainer": {"games", "models", "store", "settings"},
-    "service": {"games", "models", "store", "settings"},
-    "stress": {"games", "models", "store", "service", "settings"},
-    "bench": {"games", "models", "store", "service", "trainer", "settings"},
+    "trainer": {"games", "models", "store", "settings", "host"},
+    "service": {"games", "models", "store", "settings", "host"},
+    "stress": {"games", "models", "store", "service", "settings", "host"},
+    "bench": {"games", "models", "store", "service", "trainer", "settings", "host"},
     "settings": set(),
-    "cli": {"games", "models", "store", "service", "trainer", "stress", "bench", "settings"},
+    "host": {"games"},
+    "cli": {"games", "models", "store", "service", "trainer", "stress", "bench", "settings",
+            "host"},
 }
 FAMILIES = ("mnk", "morris")
 
@@ -95,3 +97,23 @@ def test_nothing_but_the_command_line_imports_the_benchmarks() -> None:
                  for p in modules(room)
                  if any(room_of(n) == "bench" for n in imports_of(p))]
     assert offenders == []
+
+
+def test_the_game_core_does_no_file_or_environment_io() -> None:
+    """Pure rules and solvers: the memory limit and the table cache are handed in by the
+    process (gameai.host), never read by the core itself."""
+    io_modules = {"os", "pathlib", "tempfile", "shutil", "io", "socket", "subprocess"}
+    offenders = {}
+    for path in modules("games"):
+        tree = ast.parse(path.read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names} & io_modules
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module.split(".")[0]} & io_modules
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "open":
+                found.add("open()")
+        if found:
+            offenders[str(path.relative_to(ROOT))] = sorted(found)
+    assert offenders == {}

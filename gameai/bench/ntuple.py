@@ -222,7 +222,7 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
     from gameai.bench.positions import cached_set
     from gameai.games.mnk.game import as_mnk
     from gameai.games.mnk.search import Searcher
-    from gameai.games.mnk.solver import default_cache_dir
+    from gameai.host import cache_dir
     from gameai.trainer.evaluation.calibrate import wilson
 
     game = as_mnk(model.game)
@@ -233,7 +233,7 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
         started = time.perf_counter()
         try:
             found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
-                               seed=seed, searcher=searcher, cache_dir=default_cache_dir())
+                               seed=seed, searcher=searcher, cache_dir=cache_dir())
         except ValueError as why:  # a class this board cannot have, or too rare to draw
             report["classes"][f"{stage} {difficulty}"] = {"omitted": str(why)}
             progress(f"{stage} {difficulty}: omitted: {why}")

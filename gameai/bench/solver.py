@@ -46,7 +46,7 @@ def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:
 
     from gameai.bench.positions import cached_set, time_positions
     from gameai.games.mnk.search import Searcher
-    from gameai.games.mnk.solver import default_cache_dir
+    from gameai.host import cache_dir
 
     load_before = os.getloadavg()
     labeller = Searcher(game)
@@ -61,7 +61,7 @@ def run_search_bench(args: argparse.Namespace, game: MnkGame) -> int:
 
             found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
                                seed=args.seed, searcher=labeller,
-                               cache_dir=default_cache_dir(), progress=labelled)
+                               cache_dir=cache_dir(), progress=labelled)
         with tqdm(total=count, desc=f"solving {stage} {difficulty}", unit=" positions",
                   file=sys.stderr, disable=args.json, leave=False) as bar:
             timing = time_positions(game, found, stage=stage, difficulty=difficulty,

@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from gameai import host
 from gameai.cli import games, levels, models, ntuple, serve, stress, train, up, worker
 from gameai.cli.common import REFUSED, USAGE, CommandError, apply_memory_limit
 from gameai.games.budget import BadLimit
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(attach_dashed_values(sys.argv[1:] if argv is None else argv))
+    host.install()
     try:
         apply_memory_limit(args)
         return int(args.func(args) or 0)

@@ -273,11 +273,19 @@ def _gc(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     else:
         deleted = store.gc(game=game, keep=args.keep, window_seconds=window, by=_by(args))
     kept = [r.version for r in store.versions(game=game) if r.version not in deleted]
+    reasons = store.gc_keeps(game=game, keep=args.keep, window_seconds=window)
+    why = {v: reasons.get(v, ["published meanwhile"]) for v in kept}
     if args.json:
-        _print_json({"game": game, "deleted": deleted, "kept": kept, "dry_run": args.dry_run})
+        _print_json({"game": game, "deleted": deleted, "kept": kept, "dry_run": args.dry_run,
+                     "kept_because": {str(v): r for v, r in why.items()}})
         return
     verb = "would delete" if args.dry_run else "deleted"
     print(f"{game}: {verb} {_versions_text(deleted)}; kept {_versions_text(kept)}")
+    for version, because in why.items():
+        print(f"  kept {version}: {'; '.join(because)}")
+    if not deleted and kept:
+        print(f"  (--keep {args.keep} keeps the newest; --window-days {args.window_days:g} "
+              "keeps what an alias moved to or from in that many days)")
 
 
 def _publish_exact(store: ModelStore, game: str, args: argparse.Namespace) -> None:
@@ -356,4 +364,12 @@ def _versions_text(numbers: list[int]) -> str:
 
 
 def _figures(evaluation: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in evaluation.items() if not isinstance(v, dict | list))
+    """The evaluation's figures on one line: the scalar ones, then the judged strength
+    (n-tuple versions: against perfect and noisy opponents, with intervals)."""
+    from gameai.models.info import describe_judged
+
+    text = " ".join(f"{k}={v}" for k, v in evaluation.items() if not isinstance(v, dict | list))
+    judged = evaluation.get("judged")
+    if isinstance(judged, dict) and judged.get("measures"):
+        text += f" judged at {judged.get('policy', 'its default')}: {describe_judged(judged)}"
+    return text

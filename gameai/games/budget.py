@@ -6,18 +6,17 @@ starts and calls :func:`require`, which raises :class:`OverBudget` at once, nami
 estimate, the limit and how to raise it, when the estimate is over the limit. Nothing is
 allocated before that.
 
-The limit is ``GAMEAI_MEMORY_LIMIT`` (``4G``, ``512M``, ``1.5GB``, bytes; the command
-line's ``--memory-limit`` sets it), else :data:`DEFAULT_SHARE` of the machine's memory (the
-cgroup's limit where a container has one, else the physical memory). It is read when the
-work is asked for, never at import.
+The limit comes from a source the process installs at start (:func:`set_limit_source`;
+:func:`gameai.host.install` reads ``GAMEAI_MEMORY_LIMIT``, which the command line's
+``--memory-limit`` sets, else :data:`DEFAULT_SHARE` of the machine's memory), asked when the
+work is asked for, never at import: the game core reads no environment of its own.
 """
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from gameai.games.errors import TooLarge
 
@@ -72,32 +71,24 @@ def parse_size(text: str) -> int:
     return value
 
 
-def machine_memory() -> int:
-    """The memory this process's machine (or container) has, in bytes."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            total = min(total, int(text))
-    return total
+UNLIMITED = Limit(1 << 62, "no memory limit set")
+_source: Callable[[], Limit] | None = None
+
+
+def set_limit_source(source: Callable[[], Limit] | None) -> None:
+    """Where :func:`memory_limit` reads the limit from, asked at each check (the process
+    installs :func:`gameai.host.memory_limit` at start); None: no limit."""
+    global _source
+    _source = source
 
 
 def memory_limit() -> Limit:
-    """The limit in force: ``GAMEAI_MEMORY_LIMIT``, else :data:`DEFAULT_SHARE` of the
-    machine.
+    """The limit in force: what the installed source says, else :data:`UNLIMITED`.
 
     Raises:
-        BadLimit: ``GAMEAI_MEMORY_LIMIT`` is not a size.
+        BadLimit: the source's setting is not a size.
     """
-    text = os.environ.get(ENV, "").strip()
-    if text:
-        return Limit(parse_size(text), f"{ENV}={text}")
-    machine = machine_memory()
-    return Limit(int(machine * DEFAULT_SHARE),
-                 f"the default, {DEFAULT_SHARE:.0%} of this machine's {size_text(machine)}")
+    return _source() if _source is not None else UNLIMITED
 
 
 def require(estimate: Estimate, limit: Limit | None = None) -> Estimate:

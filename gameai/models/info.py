@@ -70,3 +70,33 @@ class ModelInfo:
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def describe_judged(judged: dict[str, Any]) -> str:
+    """One line of the judged measures (the worker's log, ``gameai models list|show``): each
+    match won/drawn/lost with its score and 95% interval."""
+    parts = []
+    for m in judged["measures"]:
+        if m["kind"] == "score":
+            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
+                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
+                         f"{m['score']['high']:.3f}])")
+        elif m["kind"] == "rate":
+            parts.append(f"{m['name']} {m['value']:.6f}")
+        else:
+            parts.append(f"{m['name']} {m['value']:,}")
+    unproved = judged.get("unproved_moves")
+    tail = f", {unproved} unproved opponent moves" if unproved else ""
+    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"
+
+
+def same_model(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two models' metadata (``ModelInfo.to_json``) describe the same model: the
+    exact solver's tables are one policy whenever they were made; a learned model is its
+    algorithm, seed, games and time of creation."""
+    if a.get("game") != b.get("game") or a.get("algorithm") != b.get("algorithm"):
+        return False
+    if a.get("algorithm") == "solver":
+        return True
+    keys = ("seed", "games_played", "created_at")
+    return all(a.get(k) == b.get(k) for k in keys)

@@ -71,7 +71,7 @@ class _Solutions:
                 with self._solving:
                     found = game.solve(state, time_limit=SOLVE_SECONDS)
             except TooLarge as e:
-                found = f"no exact solution: {e}"
+                found = unproved(e)
             with self._lock:
                 if len(self._kept) >= SOLUTIONS_KEPT:
                     self._kept.clear()
@@ -80,6 +80,18 @@ class _Solutions:
 
 
 SOLUTIONS = _Solutions()
+
+
+def unproved(error: TooLarge) -> str:
+    """Why a position has no exact figures, in words for people (the web board shows it)."""
+    partial = getattr(error, "partial", None)  # a search that ran out of time
+    if partial is not None:
+        settled = sum(1 for m in partial.moves if m.lower == m.upper)
+        return (f"The solver could not prove this position within {SOLVE_SECONDS:g} s "
+                f"({partial.nodes:,} positions searched; {settled} of {len(partial.moves)} "
+                "moves settled), so no exact outcome is shown.")
+    return (f"This position is too large for the solver on this server ({error}), so no "
+            "exact outcome is shown.")
 
 
 def analyze(state: State, evaluate: Evaluate) -> Analysis:

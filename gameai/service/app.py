@@ -26,12 +26,14 @@ from typing import NoReturn
 
 import uvicorn
 
+from gameai import host
 from gameai.service.grpc_server import build_server, set_health
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
 from gameai.service.rest import create_app
 from gameai.service.runtime import Runtime
 from gameai.service.settings import Settings
+from gameai.service.workers import run_workers
 from gameai.store import ModelStore
 from gameai.store.connect import embedded_redis
 
@@ -224,10 +226,16 @@ def serve(settings: Settings) -> int:
         if settings.workers == 1:
             code = asyncio.run(run(settings, url))
         else:
-            from gameai.service.workers import run_workers
-
-            code = run_workers(settings, url)
+            code = run_workers(settings, url, target=serve_worker)
     exit_now(code)
+
+
+def serve_worker(settings: Settings, store_url: str) -> None:
+    """One of several worker processes (:func:`gameai.service.workers.run_workers`)."""
+    host.install()  # a spawned process starts from nothing
+    logging.basicConfig(level=settings.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(processName)s: %(message)s")
+    exit_now(asyncio.run(run(settings, store_url)))
 
 
 def exit_now(code: int) -> NoReturn:

@@ -90,19 +90,31 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def level_entries(levels: tuple[Level, ...], report: dict[str, Any] | None
-                  ) -> list[dict[str, Any]]:
+def level_entries(levels: tuple[Level, ...], report: dict[str, Any] | None,
+                  applies: bool = True) -> list[dict[str, Any]]:
     """Each level as the APIs show it: its policy and, where measured, its figures
-    (``calibration``) and their ``summary`` in words."""
+    (``calibration``) and their ``summary`` in words. Figures measured with another model
+    than the one served (``applies`` false) are never shown as the served one's: the
+    summary says whose they are."""
     out = []
     for level in levels:
         entry = level.to_json()
         measured = (report or {}).get("levels", {}).get(level.name)
         if measured:
-            entry["summary"] = summary(measured, report)
             entry["calibration"] = measured
+            entry["summary"] = summary(measured, report) if applies else (
+                f"measured with another model ({_whose(report or {})}), not the version "
+                f"served now: it {summary(measured, report)}")
+            entry["calibration_applies"] = applies
         out.append(entry)
     return out
+
+
+def _whose(report: dict[str, Any]) -> str:
+    model = report.get("model") or {}
+    games = model.get("games_played")
+    trained = f", {games:,} games" if games else ""
+    return f"{model.get('algorithm', '?')}{trained}, made {model.get('created_at', '?')}"
 
 
 def measured_how(report: dict[str, Any] | None) -> dict[str, Any] | None:

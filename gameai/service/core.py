@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from gameai.games import Game
 from gameai.models import Evaluation, MoveValue
+from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
     DEFAULT_LEVEL,
     LEVELS,
@@ -36,7 +37,8 @@ from gameai.service.analysis import analyze as hints
 from gameai.service.batch import best_moves, require_text
 from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
-from gameai.service.registry import VALUE_DECIMALS, Loaded, Position, Registry, Served
+from gameai.service.registry import Registry, Served
+from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
 from gameai.store import (
     AliasChange,
     Pin,
@@ -85,6 +87,10 @@ class LevelsAnswer:
     game: str
     levels: tuple[Level, ...]
     calibration: dict[str, Any] | None  # ``gameai bench levels``' report, if measured
+    served_version: int | None = None  # production as this server holds it
+    served_strength: str | None = None  # its own judged figures, in words
+    # whether the calibration measured the served version (else it names another model)
+    calibration_applies: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +159,7 @@ class ModelListing:
 # -- moves -------------------------------------------------------------------------------
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
-              client_id: str = "", to_move: str = "", moves: str = "", level: object = "",
+              client_id: str = "", to_move: str = "", moves: object = None, level: object = "",
               seed: object = None, depth: object = None,
               max_depth: int = MAX_DEPTH) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
@@ -185,8 +191,8 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
 
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
-             client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
-             max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+             client_id: str = "", to_move: str = "", moves: object = None,
+             depth: object = None, max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
     """The position's value and every legal move's value, best first (by a search
     ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
     loaded = _pick(registry, game, model, client_id)
@@ -196,7 +202,7 @@ def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
                           searched)
 
 
-def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
+def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
     """The search depth a request asks of ``loaded`` (None: the model does not search)."""
     default = loaded.model.default_depth
     if value is None:
@@ -212,8 +218,8 @@ def _depth(loaded: Loaded, value: object, max_depth: int) -> int | None:
 
 
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
-            client_id: str = "", to_move: str = "", moves: str = "", depth: object = None,
-            max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+            client_id: str = "", to_move: str = "", moves: object = None,
+            depth: object = None, max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
     """Hints for the position (:mod:`gameai.service.analysis`): every legal move's value (by the
     search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
     game has an exact solver, its outcome and distance; the line the model expects. May
@@ -230,8 +236,20 @@ def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
     """The levels of play and, where ``gameai bench levels`` measured them, their strength
     for ``game``."""
-    name = registry.served(_text(game, "game", required=True)).game.name
-    return LevelsAnswer(name, tuple(LEVELS.values()), _calibration().get(name))
+    state = registry.served(_text(game, "game", required=True))
+    name = state.game.name
+    calibration = _calibration().get(name)
+    version = state.aliases.get("production")
+    session = state.models.get(version) if version is not None else None
+    if session is None:
+        return LevelsAnswer(name, tuple(LEVELS.values()), calibration, version)
+    info = session.record.info
+    judged = (info.get("evaluation") or {}).get("judged")
+    strength = None
+    if isinstance(judged, dict) and judged.get("measures"):
+        strength = f"judged at {judged.get('policy', 'its default')}: {describe_judged(judged)}"
+    applies = calibration is not None and same_model(calibration.get("model") or {}, info)
+    return LevelsAnswer(name, tuple(LEVELS.values()), calibration, version, strength, applies)
 
 
 @lru_cache(maxsize=1)
@@ -239,21 +257,29 @@ def _calibration() -> dict[str, dict[str, Any]]:
     return load_calibration()
 
 
-def _position(loaded: Loaded, board: object, to_move: object, moves: object,
+def _position(loaded: ModelSession, board: object, to_move: object, moves: object,
               depth: int | None = None, best_only: bool = False
               ) -> tuple[Position, str | None]:
-    """The request's position as ``loaded`` answers it (:meth:`Loaded.position`): ``board``
-    (and ``to_move``), or exactly instead of them, ``moves``; with the position's board when
-    it came from moves."""
-    moves = _text(moves, "moves")
+    """The request's position as ``loaded`` answers it (:meth:`ModelSession.position`): ``board``
+    (and ``to_move``), or exactly instead of them, ``moves`` (None: not given; ``""``: no
+    move yet, the start position); with the position's board when it came from moves.
+
+    Raises:
+        InvalidRequest: neither a board nor moves, or both.
+    """
     to_move = _text(to_move, "to_move")
-    if moves:
-        if _text(board, "board") or to_move:
+    board = _text(board, "board")
+    if moves is not None:
+        moves = _text(moves, "moves")
+        if board or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
         answer, state = loaded.position_after(moves, depth, best_only)
         return answer, str(state)
-    return loaded.position(_text(board, "board"), to_move, depth, best_only), None
+    if not board:
+        raise InvalidRequest("is required (or moves, for a game with a move notation)",
+                             field="board")
+    return loaded.position(board, to_move, depth, best_only), None
 
 
 def _level(value: object) -> Level:
@@ -294,7 +320,7 @@ def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], m
                        values if include_move_values else None)
 
 
-def _pick(registry: Registry, game: str, model: str, client_id: str) -> Loaded:
+def _pick(registry: Registry, game: str, model: str, client_id: str) -> ModelSession:
     state = registry.served(_text(game, "game", required=True))
     return registry.pick(state, _text(model, "model"), _text(client_id, "client_id"))
 

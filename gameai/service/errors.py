@@ -12,7 +12,8 @@ GameOver                       409  FAILED_PRECONDITION   the board is a finishe
 UnknownGame, UnknownModel      404  NOT_FOUND             unknown game, alias or version
 RequestTooLarge                413  RESOURCE_EXHAUSTED    too many boards, too many bytes
 Busy                           429  RESOURCE_EXHAUSTED    too many batch requests waiting
-Unavailable                    503  UNAVAILABLE           store down and nothing cached
+Unavailable, Loading           503  UNAVAILABLE           store down and nothing cached;
+                                                          the version named is loading
 Unauthenticated                401  UNAUTHENTICATED       admin route without the token
 ============================  ====  ====================  ============================
 """
@@ -56,26 +57,45 @@ class Unavailable(ServiceError):
     """The store cannot be reached and this server holds nothing that could answer."""
 
 
+class Loading(Unavailable):
+    """The version the store names for the request is being loaded: retry in a moment."""
+
+
 class Unauthenticated(ServiceError):
     """An admin request without the configured bearer token."""
 
 
 @dataclass(frozen=True)
 class Status:
-    """How one error is reported: HTTP status, gRPC code, request field and message."""
+    """How one error is reported: HTTP status, gRPC code, request field and message; for a
+    finished game also who won, so a client learns the end from the rules it asked (the web
+    board does, for games whose rules it does not know)."""
 
     http: int
     grpc: grpc.StatusCode
     field: str
     message: str
+    retry_after: int | None = None  # seconds a client should wait before trying again
+    over: bool = False  # a finished game (GameOver)
+    winner: str | None = None  # its winner, "X" or "O"; None for a draw
 
     @property
     def code_name(self) -> str:
         return self.grpc.name
 
     def to_json(self) -> dict[str, object]:
-        return {"error": {"status": self.http, "code": self.code_name, "field": self.field,
-                          "message": self.message}}
+        error: dict[str, object] = {"status": self.http, "code": self.code_name,
+                                    "field": self.field, "message": self.message}
+        if self.over:
+            error["winner"] = self.winner
+        return {"error": error}
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """gRPC's trailing metadata: the field and, for a finished game, the winner
+        (``draw`` for a draw)."""
+        if not self.over:
+            return (("gameai-field", self.field),)
+        return (("gameai-field", self.field), ("gameai-winner", self.winner or "draw"))
 
 
 _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
@@ -95,6 +115,8 @@ _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
     (GameError, 422, grpc.StatusCode.INVALID_ARGUMENT),
 )
 _DEFAULT_FIELD = {GameOver: "board", InvalidBoard: "board", UnknownGame: "game"}
+_RETRY_AFTER: dict[type[BaseException], int] = {Loading: 2, Busy: 1, Unavailable: 5,
+                                                StoreUnavailable: 5}
 
 
 def classify(error: BaseException) -> Status | None:
@@ -105,7 +127,9 @@ def classify(error: BaseException) -> Status | None:
             message = str(error)
             if field and not message.startswith(f"{field}:"):
                 message = f"{field}: {message}"
-            return Status(http, code, field, message)
+            if isinstance(error, GameOver):
+                return Status(http, code, field, message, over=True, winner=error.winner)
+            return Status(http, code, field, message, _RETRY_AFTER.get(type(error)))
     return None
 
 

@@ -1,5 +1,5 @@
-"""The store follower: the background thread that keeps a :class:`~gameai.service.registry.Registry`
-in step with the model store.
+"""The store follower: the background thread that keeps the server's registry
+(:class:`~gameai.service.registry.Registry`, which owns one) in step with the model store.
 
 Pub/sub events wake it at once; a cheap poll of the store's change counter every
 ``poll_seconds`` is the fallback (events sent while the listener was away are lost). When
@@ -13,20 +13,30 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from gameai.store import StoreError
-
-if TYPE_CHECKING:
-    from gameai.service.registry import Registry
+from gameai.service.metrics import Metrics
+from gameai.store import ModelStore, StoreError
 
 log = logging.getLogger("gameai.service")
+
+
+class Followed(Protocol):
+    """What the follower keeps in step: the registry, as far as the follower sees it."""
+
+    store: ModelStore
+    metrics: Metrics
+    store_up: bool
+
+    def refresh(self) -> None: ...
+
+    def set_store_up(self, up: bool) -> None: ...
 
 
 class StoreFollower:
     """Follows the store for ``registry``: call :meth:`start` once, :meth:`stop` at the end."""
 
-    def __init__(self, registry: Registry, *, poll_seconds: float = 1.0) -> None:
+    def __init__(self, registry: Followed, *, poll_seconds: float = 1.0) -> None:
         self.registry = registry
         self.poll_seconds = poll_seconds
         self._wake = threading.Event()

@@ -3,10 +3,11 @@
 For each served game it reads the rollout, loads any aliased version it does not hold
 (verify, then warm), and swaps in a new immutable :class:`Served` snapshot with one
 assignment, so a request sees either the old state or the new one, never a mix. The
-production version before a switch stays loaded for rollback. Each :class:`Loaded`
-version keeps a bounded cache of its answers; :meth:`Registry.pick` chooses the version
-that answers a request (production with its canary share, an alias or a number). The
-background thread that calls :meth:`Registry.refresh` when the store changes is
+production version before a switch stays loaded for rollback. Each version is a
+:class:`~gameai.service.session.ModelSession` with a bounded cache of its answers;
+:meth:`Registry.pick` chooses the version that answers a request (production with its
+canary share, an alias or a number). The background thread that calls
+:meth:`Registry.refresh` when the store changes is
 :class:`gameai.service.follower.StoreFollower`.
 
 When the store is unreachable, or comes back having forgotten an alias or a version, the
@@ -25,122 +26,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gameai.games import Game, GameError, State, get_game
-from gameai.models import CorruptModel, Evaluation, Model, load_model
-from gameai.models.levels import LEVELS, winning_actions
-from gameai.service.errors import Unavailable, UnknownModel
+from gameai.games import Game, GameError, get_game
+from gameai.models import CorruptModel, load_model
+from gameai.models.levels import LEVELS
+from gameai.service.errors import Loading, Unavailable, UnknownModel
 from gameai.service.follower import StoreFollower
 from gameai.service.metrics import EVALUATION_METRICS, Metrics
+from gameai.service.session import ModelSession
 from gameai.store import (
     ModelStore,
     Pin,
     UnknownVersion,
-    VersionRecord,
     choose_version,
     is_number,
 )
 
 log = logging.getLogger("gameai.service")
 
-ANSWER_CACHE_SIZE = 100_000  # per version; a tictactoe model has 4,520 live positions
-VALUE_DECIMALS = 6
 PINNED_VERSIONS = 4  # versions asked for by number (not aliased) kept per game
 LOAD_RESULTS = ("ok", "corrupt", "missing", "error")
-
-
-class Loaded:
-    """One verified, warmed model version and a bounded cache of its answers.
-
-    Versions are immutable, so an answer cached under the board text is exact for as
-    long as the version lives.
-    """
-
-    def __init__(self, version: int, model: Model, record: VersionRecord) -> None:
-        self.version = version
-        self.model = model
-        self.record = record
-        self._answers: dict[str, Position] = {}
-
-    def evaluate(self, board: str, to_move: str = "") -> Evaluation:
-        """The evaluation of ``board`` (text) with ``to_move`` (where the game needs it).
-        Raises the game core's errors."""
-        return self.position(board, to_move).evaluation
-
-    def position(self, board: str, to_move: str = "", depth: int | None = None,
-                 best_only: bool = False) -> Position:
-        """:meth:`evaluate` with what a level of play needs besides (the wins in one and
-        the position's text); with ``depth``, by the model's search that deep, and with
-        ``best_only`` as well, of the best move alone (what a level that plays the best
-        move needs; the search proves the others worse sooner than it values them).
-        Raises the game core's errors."""
-        key = board if not to_move else f"{board}\n{to_move}"
-        if depth is not None:
-            key = f"{key}\0{depth}"
-            full = self._answers.get(key)  # every move's value holds the best one's too
-            if full is not None:
-                return full
-            if best_only:
-                key += "best"
-        hit = self._answers.get(key)
-        if hit is not None:
-            return hit
-        answer = self._answer(self.model.game.parse(board, to_move=to_move), depth, best_only)
-        if len(self._answers) < ANSWER_CACHE_SIZE:
-            self._answers[key] = answer
-        return answer
-
-    def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
-        """The evaluation of the position the move list ``moves`` reaches, and that
-        position. Raises the game core's errors."""
-        answer, state = self.position_after(moves)
-        return answer.evaluation, state
-
-    def position_after(self, moves: str, depth: int | None = None, best_only: bool = False
-                       ) -> tuple[Position, State]:
-        """:meth:`position` of the position the move list ``moves`` reaches, and that
-        position. Raises the game core's errors."""
-        state = self.model.game.parse_moves(moves)
-        try:
-            state.require_playable()
-        except GameError as e:
-            e.field = "moves"  # the game ended within the moves given
-            raise
-        return self._answer(state, depth, best_only), state
-
-    def _answer(self, state: State, depth: int | None = None, best_only: bool = False
-                ) -> Position:
-        if depth is None:
-            e = self.model.evaluate(state)
-        else:
-            e = self.model.search(state, depth, best_only=best_only)
-        return Position(_rounded(e), winning_actions(state), f"{state} {state.to_move}")
-
-    def warm(self) -> None:
-        """Run each query path once (numba compiles, numpy allocates) before serving."""
-        empty = self.model.game.initial()
-        self.model.evaluate(empty)
-        self.model.move_values([empty, empty])
-        if self.model.default_depth is not None:  # compiles the search (about a second)
-            self.model.search(empty, 1)
-        winning_actions(empty)
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """One position as a version answers it: the evaluation, the actions that win at once
-    (what a level that never misses a win needs) and the position as text (board and side
-    to move: what a seeded level's draws depend on)."""
-
-    evaluation: Evaluation
-    wins: tuple[int, ...]
-    text: str
-
-
-def _rounded(evaluation: Evaluation) -> Evaluation:
-    """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
-    otherwise show in every answer."""
-    moves = tuple(replace(m, value=round(m.value, VALUE_DECIMALS)) for m in evaluation.moves)
-    return Evaluation(evaluation.to_move, round(evaluation.value, VALUE_DECIMALS), moves)
 
 
 @dataclass(frozen=True)
@@ -150,10 +54,11 @@ class Served:
     game: Game
     aliases: Mapping[str, int] = field(default_factory=dict)
     canary_weight: int = 0
-    models: Mapping[int, Loaded] = field(default_factory=dict)
+    models: Mapping[int, ModelSession] = field(default_factory=dict)
     previous: int | None = None  # the production version before the last switch
     problems: tuple[str, ...] = ()  # what the store says that this server could not follow
     pin: Pin | None = None  # an operator's pin on production (auto-promotion holds off)
+    loading: Mapping[str, int] = field(default_factory=dict)  # aliases whose version loads
 
     @property
     def ready(self) -> bool:
@@ -184,7 +89,8 @@ class Registry:
                 metrics.model_loads.labels(name, result)
             for level in LEVELS:
                 metrics.level_moves.labels(name, level)
-        self._pinned: dict[str, OrderedDict[int, Loaded]] = {g: OrderedDict() for g in self._served}
+        self._pinned: dict[str, OrderedDict[int, ModelSession]] = {
+            g: OrderedDict() for g in self._served}
         # (game, version) -> (fingerprint of the stored bytes that failed to load, the load
         # result): not tried (nor counted, nor logged) again until they change
         self._refused: dict[tuple[str, int], tuple[str, str]] = {}
@@ -214,7 +120,7 @@ class Registry:
                                    f"{', '.join(self._served)}", field="game")
         return state
 
-    def pick(self, state: Served, ref: str, client_id: str) -> Loaded:
+    def pick(self, state: Served, ref: str, client_id: str) -> ModelSession:
         """The version that answers: ``""`` or ``"production"`` for the production track,
         of which the canary takes its share (sticky per ``client_id``); another alias or
         a version number for exactly that version.
@@ -240,16 +146,20 @@ class Registry:
         version_of_alias = state.aliases.get(ref)
         if version_of_alias is None:
             known = ", ".join(sorted(state.aliases)) or "none"
-            raise self._missing(state, f"no alias {ref!r} (aliases: {known})")
+            raise self._missing(state, f"no alias {ref!r} (aliases: {known})", ref)
         return state.models[version_of_alias]
 
-    def _missing(self, state: Served, what: str) -> Exception:
+    def _missing(self, state: Served, what: str, alias: str = "production") -> Exception:
+        loading = state.loading.get(alias)
+        if loading is not None:
+            return Loading(f"{alias} of {state.game.name} is version {loading}, which this "
+                           "server is loading now: retry in a moment", field="model")
         if not self.store_up:
             return Unavailable(f"{what} of {state.game.name} is held here and the store is "
                                f"unreachable", field="model")
         return UnknownModel(f"{state.game.name} has {what}", field="model")
 
-    def _load_pinned(self, game: Game, version: int) -> Loaded:
+    def _load_pinned(self, game: Game, version: int) -> ModelSession:
         if not self.store_up:
             raise Unavailable(f"version {version} of {game.name} is not held here and the "
                               "store is unreachable", field="model")
@@ -276,7 +186,7 @@ class Registry:
         """What ``/readyz`` shows: per game the served aliases and any problem."""
         games = {
             name: {"ready": state.ready, "aliases": dict(state.aliases),
-                   "canary_weight": state.canary_weight,
+                   "loading": dict(state.loading), "canary_weight": state.canary_weight,
                    "loaded_versions": sorted(state.models), "problems": list(state.problems)}
             for name, state in self._served.items()
         }
@@ -318,6 +228,10 @@ class Registry:
         models = dict(state.models)
         aliases: dict[str, int] = {}
         problems = []
+        pending = {alias: version for alias, version in rollout.aliases.items()
+                   if version not in models}
+        if pending:  # what requests meanwhile get: "loading", not "no such model"
+            self._served[name] = state = replace(state, loading=pending)
         for alias, version in sorted(rollout.aliases.items()):
             held = models.get(version)
             # not held, or the store was reset and this number names new bytes now (the
@@ -345,10 +259,10 @@ class Registry:
         weight = rollout.canary_weight if "canary" in aliases else 0
         self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
                                      models=models, previous=previous, problems=tuple(problems),
-                                     pin=rollout.pin)
+                                     pin=rollout.pin, loading={})
         self._report(self._served[name])
 
-    def _still_current(self, name: str, held: Loaded) -> bool:
+    def _still_current(self, name: str, held: ModelSession) -> bool:
         """Whether the store's version of this number is the model we hold.
 
         A version is its number and its bytes. A store that lost its data (FLUSHALL, a
@@ -372,7 +286,7 @@ class Registry:
         return (f"{record.sha256 if record is not None else '-'}:"
                 f"{hashlib.sha256(payload).hexdigest() if payload is not None else '-'}")
 
-    def _load(self, game: Game, version: int) -> Loaded | None:
+    def _load(self, game: Game, version: int) -> ModelSession | None:
         """Load, verify and warm one version; ``None`` (and a counted failure) if it cannot
         be used. A store outage propagates: it is not the version's fault. A version that
         failed is remembered with its bytes' fingerprint and not tried again (nor counted,
@@ -384,7 +298,7 @@ class Registry:
             model = load_model(data)
             if model.game is not game:
                 raise CorruptModel(f"version {version} plays {model.game.name}, not {game.name}")
-            loaded = Loaded(version, model, record)
+            loaded = ModelSession(version, model, record)
             loaded.warm()
         except UnknownVersion:
             return self._failed(game, version, "missing", "the store has no such version")
@@ -402,7 +316,7 @@ class Registry:
             return f"{game} has no version {version}"
         return f"{game} version {version} cannot be loaded"
 
-    def _failed(self, game: Game, version: int, result: str, why: str) -> Loaded | None:
+    def _failed(self, game: Game, version: int, result: str, why: str) -> ModelSession | None:
         self._refused[game.name, version] = (self._fingerprint(game.name, version), result)
         self.metrics.model_loads.labels(game.name, result).inc()
         log.warning("cannot load %s version %d: %s", game.name, version, why)

@@ -1,20 +1,20 @@
 """Several server processes sharing the ports through ``SO_REUSEPORT``.
 
 The kernel spreads new connections over the processes. Each process is a full server
-(:func:`gameai.service.app.run`) with its own registry; their metrics are merged through
+(the composition root's ``target`` function) with its own registry; their metrics are merged through
 prometheus-client's multiprocess mode, so a scrape of any of them sees the sum of all.
 The parent forwards SIGTERM/SIGINT and exits when every worker has drained.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import multiprocessing
 import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable
 from types import FrameType
 
 from gameai.service.settings import Settings
@@ -23,12 +23,15 @@ log = logging.getLogger("gameai.service")
 METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 
-def run_workers(settings: Settings, store_url: str) -> int:
-    """Start ``settings.workers`` processes and wait for them; the worst exit status."""
+def run_workers(settings: Settings, store_url: str,
+                target: Callable[[Settings, str], None]) -> int:
+    """Start ``settings.workers`` processes, each running ``target(settings, store_url)`` (a
+    module-level function: the processes are spawned), and wait for them; the worst exit
+    status."""
     metrics_dir = tempfile.mkdtemp(prefix="gameai-metrics-")
     os.environ[METRICS_DIR_VARIABLE] = metrics_dir  # read by the workers at import
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_worker, args=(settings, store_url),
+    workers = [context.Process(target=target, args=(settings, store_url),
                                name=f"gameai-worker-{i}") for i in range(settings.workers)]
     for worker in workers:
         worker.start()
@@ -46,11 +49,3 @@ def run_workers(settings: Settings, store_url: str) -> int:
             signal.signal(sig, handler)
         shutil.rmtree(metrics_dir, ignore_errors=True)
     return max(abs(worker.exitcode or 0) for worker in workers)
-
-
-def _worker(settings: Settings, store_url: str) -> None:
-    from gameai.service.app import exit_now, run
-
-    logging.basicConfig(level=settings.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(processName)s: %(message)s")
-    exit_now(asyncio.run(run(settings, store_url)))

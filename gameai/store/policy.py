@@ -97,7 +97,21 @@ def rollback_target(history: Iterable[AliasChange], alias: str) -> int | None:
 def gc_victims(versions: Iterable[int], *, keep: int, aliases: Mapping[str, int],
                history: list[AliasChange], window_seconds: float,
                now: dt.datetime) -> list[int]:
-    """Versions ``gc`` deletes, ascending. It keeps:
+    """Versions ``gc`` deletes, ascending: those :func:`gc_keeps` gives no reason to keep.
+
+    Raises:
+        InvalidArgument: ``keep`` is below 1 (the newest version may be a candidate that a
+            trainer is about to promote) or the window is negative.
+    """
+    kept = gc_keeps(versions, keep=keep, aliases=aliases, history=history,
+                    window_seconds=window_seconds, now=now)
+    return [v for v in sorted(set(versions)) if v not in kept]
+
+
+def gc_keeps(versions: Iterable[int], *, keep: int, aliases: Mapping[str, int],
+             history: list[AliasChange], window_seconds: float,
+             now: dt.datetime) -> dict[int, list[str]]:
+    """The versions ``gc`` keeps, each with why (for people). It keeps:
 
     * the newest ``keep`` versions (by number);
     * every version an alias points at;
@@ -106,27 +120,38 @@ def gc_victims(versions: Iterable[int], *, keep: int, aliases: Mapping[str, int]
     * every alias's rollback target, however old, so ``rollback`` keeps working.
 
     Raises:
-        InvalidArgument: ``keep`` is below 1 (the newest version may be a candidate that a
-            trainer is about to promote) or the window is negative.
+        InvalidArgument: as :func:`gc_victims`.
     """
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise InvalidArgument(f"gc must keep at least 1 version, not {keep!r}")
     if not (isinstance(window_seconds, int | float) and window_seconds >= 0):  # NaN too
         raise InvalidArgument(f"gc window must be 0 seconds or more, not {window_seconds}")
     ordered = sorted(set(versions))
-    protected = set(ordered[-keep:]) | set(aliases.values())
+    reasons: dict[int, list[str]] = {}
+
+    def kept(version: int, why: str) -> None:
+        if version in ordered and why not in reasons.setdefault(version, []):
+            reasons[version].append(why)
+
+    for v in ordered[-keep:]:
+        kept(v, f"among the newest {keep}")
+    for alias, v in sorted(aliases.items()):
+        kept(v, f"{alias} points at it")
     try:
         since = now - dt.timedelta(seconds=window_seconds)
     except OverflowError:  # a window longer than the calendar: all of history
         since = dt.datetime.min.replace(tzinfo=dt.UTC)
+    days = window_seconds / 86400
     for change in history:
         if parse_time(change.at) >= since:
-            protected.update(v for v in (change.from_version, change.to_version) if v)
-    for alias in aliases:
+            for moved in (change.from_version, change.to_version):
+                if moved:
+                    kept(moved, f"an alias moved to or from it within the {days:g}-day window")
+    for alias in sorted(aliases):
         target = rollback_target(history, alias)
         if target is not None:
-            protected.add(target)
-    return [v for v in ordered if v not in protected]
+            kept(target, f"{alias}'s rollback target")
+    return reasons
 
 
 def parse_time(text: str) -> dt.datetime:

@@ -251,16 +251,23 @@ class ModelStore:
 
     def gc_plan(self, *, game: str, keep: int, window_seconds: float = 7 * 86400) -> list[int]:
         """The versions :meth:`gc` would delete now (a dry run)."""
+        return policy.gc_victims(**self._gc_inputs(game, keep, window_seconds))
+
+    def gc_keeps(self, *, game: str, keep: int, window_seconds: float = 7 * 86400
+                 ) -> dict[int, list[str]]:
+        """The versions :meth:`gc` would keep now, each with why."""
+        return policy.gc_keeps(**self._gc_inputs(game, keep, window_seconds))
+
+    def _gc_inputs(self, game: str, keep: int, window_seconds: float) -> dict[str, Any]:
         with self._errors(), self._redis.pipeline(transaction=True) as pipe:
             pipe.hkeys(self.keys.index(policy.check_game(game)))
             pipe.hgetall(self.keys.aliases(game))
             pipe.lrange(self.keys.history(game), 0, -1)
             numbers, aliases, history = pipe.execute()
-        return policy.gc_victims(
-            (int(v) for v in numbers), keep=keep,
-            aliases={as_text(a): int(v) for a, v in aliases.items()},
-            history=[AliasChange.from_json(game, h) for h in history],
-            window_seconds=window_seconds, now=dt.datetime.now(dt.UTC))
+        return {"versions": [int(v) for v in numbers], "keep": keep,
+                "aliases": {as_text(a): int(v) for a, v in aliases.items()},
+                "history": [AliasChange.from_json(game, h) for h in history],
+                "window_seconds": window_seconds, "now": dt.datetime.now(dt.UTC)}
 
     def gc(self, *, game: str, keep: int, window_seconds: float = 7 * 86400,
            by: str) -> list[int]:

@@ -146,7 +146,7 @@ def _check_timing(report: Report, url: str, token: str, calls: int = 20_000) -> 
 
 
 def _token_check(url: str, token: str) -> Any:
-    """The admin dependency of the real REST app (``gameai.service.rest``) for ``token``."""
+    """The admin guard of the real REST app (``gameai.service.rest``) for ``token``."""
     from gameai.service.metrics import Metrics
     from gameai.service.registry import Registry
     from gameai.service.rest import create_app
@@ -157,10 +157,15 @@ def _token_check(url: str, token: str) -> Any:
     store = ModelStore.from_url(url)
     runtime = Runtime(settings, Registry(store, ("tictactoe",), Metrics()), Metrics())
     app = create_app(runtime)
-    for route in app.routes:
-        if getattr(route, "path", "") == "/v1/games/{game}/aliases/{alias}":
-            return route.dependant.dependencies[0].call  # type: ignore[attr-defined]
-    raise LookupError("no admin route")
+    from starlette.requests import Request
+
+    from gameai.service.rest import admin
+    from gameai.service.rest.deps import require_admin
+
+    if require_admin not in (d.dependency for d in admin.router.dependencies):
+        raise LookupError("the admin routes are not guarded by require_admin")
+    request = Request({"type": "http", "app": app, "headers": []})
+    return lambda authorization: require_admin(request, authorization=authorization)
 
 
 # -- untrusted payloads -------------------------------------------------------------------------

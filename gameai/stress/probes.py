@@ -14,6 +14,7 @@ import contextlib
 import json
 import socket
 import threading
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -28,6 +29,64 @@ MOVE = "/v1/games/tictactoe/best-move"
 BATCH = "/v1/games/tictactoe/evaluate-batch"
 BOARD = "X--|-O-|---"
 MIB = 1 << 20
+GRPC_CODES = {413: "RESOURCE_EXHAUSTED", 422: "INVALID_ARGUMENT", 409: "FAILED_PRECONDITION",
+              404: "NOT_FOUND"}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A hostile request that both transports can carry (its fields are text, as the
+    protobuf messages declare them): sent as JSON to REST and as a message to gRPC, it
+    must get the same error and the same field on both."""
+
+    name: str
+    method: str  # BestMove, Evaluate, Analyze or EvaluateBatch
+    fields: dict[str, Any]
+    status: int
+    field: str
+    game: str = "tictactoe"
+    grpc_field: str | None = None  # where gRPC's differs (a transport refusal has none)
+
+    @property
+    def path(self) -> str:
+        route = {"BestMove": "best-move", "Evaluate": "evaluate", "Analyze": "analyze",
+                 "EvaluateBatch": "evaluate-batch"}[self.method]
+        return f"/v1/games/{self.game}/{route}"
+
+
+SHARED = [
+    Shared("board missing", "BestMove", {"model": ""}, 422, "board"),
+    Shared("board empty", "Evaluate", {"board": ""}, 422, "board"),
+    Shared("board of 900,000 characters", "BestMove", {"board": "X" * 900_000}, 422, "board"),
+    Shared("board with NUL", "BestMove", {"board": "X\x00-|-O-|---"}, 422, "board"),
+    Shared("board with control characters", "BestMove", {"board": "X\x1b[2J|-O-|---"}, 422,
+           "board"),
+    Shared("board with right-to-left override", "BestMove", {"board": "X\u202e-|-O-|---"},
+           422, "board"),
+    Shared("board with emoji", "Evaluate", {"board": "X😀-|-O-|---"}, 422, "board"),
+    Shared("board with full-width X", "Analyze", {"board": "Ｘ--|-O-|---"}, 422, "board"),
+    Shared("finished game", "BestMove", {"board": "XXX|OO-|---"}, 409, "board"),
+    Shared("moves on a game without a move notation", "BestMove", {"moves": "1 2"}, 422,
+           "moves"),
+    Shared("both moves and a board", "Evaluate", {"moves": "", "board": BOARD}, 422, "moves"),
+    Shared("client_id of 300,000 characters", "BestMove",
+           {"board": BOARD, "client_id": "c" * 300_000}, 422, "client_id"),
+    Shared("model a path", "BestMove", {"board": BOARD, "model": "../../etc/passwd"}, 404,
+           "model"),
+    Shared("unknown version", "BestMove", {"board": BOARD, "model": "9" * 20}, 404, "model"),
+    Shared("unknown level", "BestMove", {"board": BOARD, "level": "expert"}, 422, "level"),
+    Shared("game with NUL", "BestMove", {"board": BOARD}, 404, "game", game="tic%00tactoe"),
+    Shared("game with unicode", "BestMove", {"board": BOARD}, 404, "game",
+           game="t%C3%AFctactoe"),
+    Shared("body over 1 MiB", "BestMove", {"board": "X" * (MIB + 10)}, 413, "body",
+           grpc_field=""),
+    Shared("batch of 10,001 boards", "EvaluateBatch", {"boards": [BOARD] * 10_001}, 413,
+           "boards"),
+    Shared("batch with an empty board", "EvaluateBatch", {"boards": [BOARD, ""]}, 422,
+           "boards[1]"),
+    Shared("batch with a finished board", "EvaluateBatch",
+           {"boards": [BOARD, BOARD, "XXX|OO-|---"]}, 409, "boards[2]"),
+]
 
 
 @dataclass(frozen=True)
@@ -63,39 +122,23 @@ def rest_probes(server: ServerProcess) -> list[Probe]:
          raw=b'{"board": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
     post("invalid UTF-8", "422 body", MOVE, raw=b'{"board": "\xff\xfe"}')
     post("a 5,000-digit number", "422 body", MOVE, raw=b'{"board": ' + b"9" * 5000 + b"}")
-    post("board missing", "422 board", MOVE, {"model": ""})
     for label, value in (("a number", 7), ("null", None), ("an object", {"x": 1}),
                          ("a list", [BOARD]), ("true", True)):
         post(f"board {label}", "422 board", MOVE, {"board": value})
     post("board NaN", "422 board", MOVE, raw=b'{"board": NaN}')
     post("board 1e999999 (infinity)", "422 board", MOVE, raw=b'{"board": 1e999999}')
-    post("board of 900,000 characters", "422 board", MOVE, {"board": "X" * 900_000})
-    post("board with NUL", "422 board", MOVE, {"board": "X\x00-|-O-|---"})
-    post("board with control characters", "422 board", MOVE, {"board": "X\x1b[2J|-O-|---"})
     post("board with a lone surrogate", "422 board", MOVE, raw=b'{"board": "\\ud800--|---|---"}')
-    post("board with right-to-left override", "422 board", MOVE, {"board": "X\u202e-|-O-|---"})
-    post("board with emoji", "422 board", MOVE, {"board": "X😀-|-O-|---"})
-    post("board with full-width X", "422 board", MOVE, {"board": "Ｘ--|-O-|---"})
-    post("finished game", "409 board", MOVE, {"board": "XXX|OO-|---"})
-    post("client_id of 300,000 characters", "422 client_id", MOVE,
-         {"board": BOARD, "client_id": "c" * 300_000})
     post("client_id an object", "422 client_id", MOVE, {"board": BOARD, "client_id": {"a": 1}})
     post("model a number", "422 model", MOVE, {"board": BOARD, "model": 2})
-    post("model a path", "404 model", MOVE, {"board": BOARD, "model": "../../etc/passwd"})
     post("game of 10,000 characters", "422 game", "/v1/games/" + "g" * 10_000 + "/best-move",
          {"board": BOARD})
-    post("game with NUL", "404 game", "/v1/games/tic%00tactoe/best-move", {"board": BOARD})
-    post("game with unicode", "404 game", "/v1/games/t%C3%AFctactoe/best-move",
-         {"board": BOARD})
-    post("body over 1 MiB", "413 body", MOVE, {"board": "X" * (MIB + 10)})
     cases.append(("chunked body over 1 MiB", "413 body", lambda c: _shape(c.post(
         MOVE, content=iter([b'{"board": "' + b"X" * 65536] * 20 + [b'"}']),
         headers={"content-type": "application/json"}))))
     post("batch not a list", "422 boards", BATCH, {"boards": BOARD})
-    post("batch of 10,001 boards", "413 boards", BATCH, {"boards": [BOARD] * 10_001})
     post("batch with a number inside", "422 boards[1]", BATCH, {"boards": [BOARD, 5]})
-    post("batch with a finished board", "409 boards[2]", BATCH,
-         {"boards": [BOARD, BOARD, "XXX|OO-|---"]})
+    for case in SHARED:
+        post(case.name, f"{case.status} {case.field}", case.path, case.fields)
     post("include_move_values a string", "422 include_move_values", BATCH,
          {"boards": [BOARD], "include_move_values": "yes"})
     get("version of 30 digits", "404 version", "/v1/games/tictactoe/models/" + "9" * 30)
@@ -177,10 +220,9 @@ def grpc_probes(server: ServerProcess) -> list[Probe]:
                                       response_deserializer=lambda b: b)
         best = move_pb2.BestMoveRequest
         cases: list[tuple[str, str, Callable[[], Any]]] = [
+            # refused by the transport before the server reads it (docs/api.md): no field
             ("message of 2.6 MB", "RESOURCE_EXHAUSTED", lambda: moves.EvaluateBatch(
                 move_pb2.EvaluateBatchRequest(game="tictactoe", boards=[BOARD] * 200_000))),
-            ("batch of 10,001 boards", "RESOURCE_EXHAUSTED boards", lambda: moves.EvaluateBatch(
-                move_pb2.EvaluateBatchRequest(game="tictactoe", boards=[BOARD] * 10_001))),
             ("board not UTF-8", "INVALID_ARGUMENT body", lambda: raw(
                 bytes([0x0A, 9]) + b"tictactoe" + bytes([0x12, 3]) + b"\xff\xfe\xfd")),
             ("bytes that are no protobuf", "INVALID_ARGUMENT body",
@@ -195,20 +237,19 @@ def grpc_probes(server: ServerProcess) -> list[Probe]:
             ("client_id of 100,000 characters", "INVALID_ARGUMENT client_id",
              lambda: moves.BestMove(best(game="tictactoe", board=BOARD,
                                          client_id="c" * 100_000))),
-            ("board with NUL", "INVALID_ARGUMENT board", lambda: moves.BestMove(
-                best(game="tictactoe", board="X\x00-|-O-|---"))),
-            ("board of 900,000 characters", "INVALID_ARGUMENT board", lambda: moves.BestMove(
-                best(game="tictactoe", board="X" * 900_000))),
             ("finished game", "FAILED_PRECONDITION board", lambda: moves.Evaluate(
                 move_pb2.EvaluateRequest(game="tictactoe", board="XOX|XOO|OXX"))),
-            ("batch with an empty board", "INVALID_ARGUMENT boards[1]",
-             lambda: moves.EvaluateBatch(move_pb2.EvaluateBatchRequest(
-                 game="tictactoe", boards=[BOARD, ""]))),
             ("unknown version", "NOT_FOUND model", lambda: moves.BestMove(
                 best(game="tictactoe", board=BOARD, model="99999999999999999999"))),
             ("version of 150 digits", "NOT_FOUND version", lambda: models.GetModel(
                 models_pb2.GetModelRequest(game="tictactoe", version="9" * 150))),
         ]
+        for case in SHARED:
+            request = getattr(move_pb2, f"{case.method}Request")(
+                game=urllib.parse.unquote(case.game), **case.fields)
+            field = case.field if case.grpc_field is None else case.grpc_field
+            cases.append((case.name, f"{GRPC_CODES[case.status]} {field}".strip(),
+                          partial(getattr(moves, case.method), request)))
         return [Probe(name, want, _guard(partial(_grpc_outcome, send)))
                 for name, want, send in cases]
 

@@ -222,9 +222,12 @@ def test_export_never_overwrites_without_force(cli, three, tmp_path):
 def test_gc_dry_run_then_gc(cli, three):
     cli("promote", "--version", "1")
     plan = cli.json("gc", "--keep", "1", "--window-days", "0", "--dry-run")
-    assert plan == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": True}
+    because = {"1": ["production points at it"], "3": ["among the newest 1"]}
+    assert plan == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": True,
+                    "kept_because": because}
     done = cli.json("gc", "--keep", "1", "--window-days", "0")
-    assert done == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": False}
+    assert done == {"game": "tictactoe", "deleted": [2], "kept": [1, 3], "dry_run": False,
+                    "kept_because": because}
     code, _, err = cli("show", "--version", "2")
     assert code == 1 and "deleted by gc" in err
 
@@ -297,3 +300,35 @@ def test_publish_exact_refuses_a_game_whose_table_does_not_fit_in_one_line(cli, 
         assert store.versions(game="four-in-a-row") == []
     finally:
         store.close()
+
+
+def test_list_and_show_print_a_versions_judged_strength(cli, tmp_path):
+    """An n-tuple version's strength lives in its judged measures (nested): list and show
+    print them, with the policy judged and each match's interval."""
+    judged = {"policy": "depth 3", "seconds": 41.5, "unproved_moves": 0, "measures": [
+        {"name": "vs_perfect_as_x", "kind": "score", "games": 100, "wins": 92, "draws": 5,
+         "losses": 3, "score": {"value": 0.945, "low": 0.9, "high": 0.98}}]}
+    o = _oracle()
+    info = ModelInfo(game="tictactoe", algorithm="ntuple", seed=1, games_played=1000,
+                     evaluation={"model_bytes": 3872, "judged": judged})
+    path = tmp_path / "judged.gameai"
+    path.write_bytes(TableModel(o.game, info, o.keys, o.values).to_bytes())
+    assert cli("import", str(path))[0] == 0
+    code, out, _ = cli("list")
+    assert code == 0
+    assert "judged at depth 3: vs_perfect_as_x 92/5/3 (score 0.945 in [0.900, 0.980])" in out
+    code, out, _ = cli("show", "--version", "1")
+    assert code == 0 and "vs_perfect_as_x 92/5/3" in out
+
+
+def test_gc_that_deletes_nothing_says_why(cli, three):
+    """Inside the retention window every version an alias moved through is kept: gc says
+    so rather than only 'deleted nothing'."""
+    cli("promote", "--version", "1")
+    cli("promote", "--version", "2")
+    code, out, _ = cli("gc", "--keep", "1")
+    assert code == 0 and "deleted nothing" in out
+    assert "kept 1: an alias moved to or from it within the 7-day window" in out
+    assert "kept 2: production points at it" in out
+    assert "kept 3: among the newest 1" in out
+    assert "--window-days 7 keeps what an alias moved to or from" in out

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from gameai.games.mnk.solver import default_cache_dir
+from gameai.host import cache_dir
 from gameai.models import load_model
 from tests.cli.test_games_cli import gameai
 
@@ -65,7 +65,7 @@ def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
             assert figures["positions"] == 2
             assert {"network", "depth 0", "depth 2"} <= set(figures)
         boards[seed] = sorted(json.loads(p.read_text())[0]["board"] for p in (
-            default_cache_dir().glob(f"bench-connect-four-*-s{seed}-n2.json")))
+            cache_dir().glob(f"bench-connect-four-*-s{seed}-n2.json")))
     assert boards["1"] and boards["1"] != boards["2"]  # another seed, other positions
     bad = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                  "--judge-depths", "3,x")

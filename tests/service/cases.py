@@ -17,6 +17,9 @@ class Case:
 
 
 ERROR_CASES = [
+    Case("no board", "BestMove", "tictactoe", {}, 422, "INVALID_ARGUMENT", "board"),
+    Case("an empty board", "Evaluate", "tictactoe", {"board": ""}, 422, "INVALID_ARGUMENT",
+         "board"),
     Case("malformed board", "BestMove", "tictactoe", {"board": "X--|-O-"}, 422,
          "INVALID_ARGUMENT", "board"),
     Case("bad character", "Evaluate", "tictactoe", {"board": "X--|-Q-|---"}, 422,

@@ -139,4 +139,27 @@ def test_analysis_gives_the_searched_outcome_or_says_why_not(c4_server):
     assert {m["col"] for m in body["moves"] if m["outcome"] == "loss"
             and m["distance"] == 30} == {1, 4}
     early = post(c4_server, "analyze", {"moves": "4"}).json()
-    assert early["outcome"] is None and "not solved within 2 s" in early["unsolved"]
+    assert early["outcome"] is None
+    assert "could not prove this position within 2 s" in early["unsolved"]
+
+
+@pytest.mark.parametrize("route", ["best-move", "evaluate", "analyze"])
+def test_the_empty_move_list_is_the_start_position(c4_server, route):
+    r = post(c4_server, route, {"moves": ""})
+    assert r.status_code == 200, r.text
+    if route != "best-move":
+        assert r.json()["board"] == str(C4.initial())
+    else:
+        assert r.json()["move"]["row"] == 5  # a first move lands on the bottom row
+
+
+def test_grpc_tells_an_empty_move_list_from_none(c4_server):
+    with grpc.insecure_channel(c4_server.grpc) as channel:
+        stub = move_pb2_grpc.MoveServiceStub(channel)
+        start = stub.Evaluate(move_pb2.EvaluateRequest(game=GAME, moves=""))
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Evaluate(move_pb2.EvaluateRequest(game=GAME))
+    assert start.board == str(C4.initial())
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details().startswith("board: is required")
+    assert ("gameai-field", "board") in caught.value.trailing_metadata()

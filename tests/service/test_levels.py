@@ -199,3 +199,48 @@ def test_the_published_calibration_is_the_measured_one_and_ordered() -> None:
         assert report["game"] == game and report["unordered"] == []
         assert set(report["levels"]) == set(LEVELS)
         assert markdown(report) in docs, f"docs/levels.md does not show {game}'s figures"
+
+
+def test_levels_never_show_another_models_calibration_as_the_served_ones(registry) -> None:
+    """connect-four's levels were calibrated with the 1-hour network; a server whose
+    production is another model (here random weights) says the figures are another
+    model's and shows the served version's own judged figures where it has them."""
+    from gameai.service import core
+    from gameai.service.calibration import level_entries
+
+    c4 = core.list_levels(registry, game="connect-four")
+    assert c4.calibration is not None and not c4.calibration_applies
+    assert c4.served_version is not None and c4.served_strength is None  # never judged
+    best = next(e for e in level_entries(c4.levels, c4.calibration, c4.calibration_applies)
+                if e["name"] == "best")
+    assert best["summary"].startswith("measured with another model (ntuple, 22,700,000 "
+                                      "games, made 2026-11-26T02:45:13Z), not the version "
+                                      "served now: it wins ")
+    assert best["calibration_applies"] is False
+    # tic-tac-toe is served by the exact solver's tables: the calibration's own model
+    ttt = core.list_levels(registry, game="tictactoe")
+    assert ttt.calibration_applies
+    best = next(e for e in level_entries(ttt.levels, ttt.calibration, True)
+                if e["name"] == "best")
+    assert best["summary"].startswith("wins ")
+
+
+def test_the_served_versions_judged_strength_is_shown_with_the_levels(store, perfect) -> None:
+    from gameai.models import ModelInfo
+    from gameai.service import core
+    from gameai.service.metrics import Metrics
+
+    judged = {"policy": "depth 3", "seconds": 30.0, "measures": [
+        {"name": "vs_perfect_as_x", "kind": "score", "games": 100, "wins": 90, "draws": 6,
+         "losses": 4, "score": {"value": 0.93, "low": 0.88, "high": 0.97}}]}
+    info = ModelInfo(game="tictactoe", algorithm="ntuple", seed=4, games_played=10,
+                     evaluation={"judged": judged})
+    version = store.publish(perfect.with_info(info).to_bytes(), by="tests").version
+    store.set_alias(game="tictactoe", alias="production", version=version, by="tests")
+    registry = Registry(store, ("tictactoe",), Metrics())
+    registry.set_store_up(True)
+    registry.refresh()
+    answer = core.list_levels(registry, game="tictactoe")
+    assert answer.served_version == version and not answer.calibration_applies
+    assert answer.served_strength == ("judged at depth 3: vs_perfect_as_x 90/6/4 (score "
+                                      "0.930 in [0.880, 0.970]) (30.0 s)")

@@ -43,6 +43,17 @@ def page(browser, server: RunningServer):
     assert errors == []
 
 
+def choose_game(page, name: str) -> None:
+    """Pick ``name`` in the game selector and wait until the board has switched to it: the
+    switch loads the game's models and levels first, and on a busy machine a click meant
+    for the new game would otherwise land on the old one and be undone by the switch."""
+    from playwright.sync_api import expect
+
+    page.select_option("#game", name)
+    expect(page.locator(f'#board[data-game="{name}"]')).to_have_count(1, timeout=30_000)
+    expect(page.locator("#score-game")).to_have_text(name, timeout=30_000)
+
+
 def pieces(page, player: str) -> int:
     return page.locator(f"#board .cell.{player}").count()
 
@@ -187,8 +198,16 @@ def test_the_board_offers_only_games_with_a_model(browser, redis_server, perfect
         store.set_alias(game=game.name, alias="production", version=version, by="test")
         expect(waiting).to_be_enabled(timeout=15_000)
         expect(waiting).to_have_text("four-in-a-row")
-        page.select_option("#game", "four-in-a-row")
+        page.click("#autoplay")  # a tic-tac-toe game between the models: a draw
+        expect(page.locator("#status")).to_have_text("Draw (AI vs AI)", timeout=20_000)
+        expect(page.locator("#auto-draw")).to_have_text("1")
+        choose_game(page, "four-in-a-row")
         expect(page.locator("#board .cell")).to_have_count(16)
+        # each game keeps its own tally: none of tic-tac-toe's draw counts here
+        expect(page.locator("#score-game")).to_have_text("four-in-a-row")
+        expect(page.locator("#auto-draw")).to_have_text("0")
+        choose_game(page, "tictactoe")
+        expect(page.locator("#auto-draw")).to_have_text("1")
     finally:
         context.close()
         store.close()

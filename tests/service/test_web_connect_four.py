@@ -14,7 +14,7 @@ from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.store import RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
-from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, choose_game  # noqa: F401  (the shared Chromium fixture)
 
 pytestmark = pytest.mark.slow
 GAME = "connect-four"
@@ -45,7 +45,7 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{c4_web.http}/")
-        page.select_option("#game", GAME)
+        choose_game(page, GAME)
         expect(page.locator("#board .cell")).to_have_count(42)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         page.locator('#board .cell[data-index="3"]').click()  # the top of column 4
@@ -53,6 +53,15 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
         expect(page.locator("#board .cell.O")).to_have_count(1, timeout=10_000)
         o_cell = int(page.locator("#board .cell.O").get_attribute("data-index"))
         assert o_cell == 31 or 35 <= o_cell <= 41  # on the X or on the floor
+        # one numbering for people: the column from 1, as the moves notation writes it
+        expect(page.locator("#answered-by")).to_contain_text(f"played O column {o_cell % 7 + 1} ")
+        assert page.locator('#board .cell[data-index="38"]').get_attribute(
+            "aria-label") == "column 4"
+        page.click("#hint")  # the empty model's early position: nothing proved in 2 s
+        expect(page.locator("#hint-summary")).to_contain_text(
+            "The solver could not prove this position", timeout=20_000)
+        assert "nodes" not in page.locator("#hint-summary").inner_text()
+        assert page.locator("#hint-moves li").first.inner_text().startswith("column ")
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         page.locator('#board .cell[data-index="17"]').click()  # column 4 again, higher up
         landing = 24 if o_cell == 31 else 31
@@ -91,7 +100,7 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{c4_ntuple_web.http}/")
-        page.select_option("#game", GAME)
+        choose_game(page, GAME)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         valued = page.locator("#board .cell[data-value]:not([data-value=''])")
         expect(valued).to_have_count(7, timeout=10_000)

@@ -75,11 +75,11 @@ def test_the_hint_shows_every_moves_outcome(page) -> None:  # noqa: F811
     items = page.locator("#hint-moves li")
     expect(items).to_have_count(8)
     expect(page.locator("#hint-moves li.best")).to_have_count(1)
-    assert page.locator("#hint-moves li.best").inner_text().startswith("row 1, column 1: draws")
+    assert page.locator("#hint-moves li.best").inner_text().startswith("row 2, column 2: draws")
     assert sum("loses in" in t for t in items.all_inner_texts()) == 7
     expect(page.locator("#hint-summary")).to_contain_text("you (O) draw")
     expect(page.locator("#hint-line")).to_contain_text(
-        "The model expects (row, column): O (1, 1), X ")
+        "The model expects: O row 2, column 2, X ")
     centre = page.locator("#board .cell[data-index='4']")
     assert centre.get_attribute("data-hint") == "draw" and "hint-best" in centre.get_attribute(
         "class")

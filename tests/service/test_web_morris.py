@@ -14,7 +14,7 @@ from gameai.games import get_game
 from gameai.models.oracle import solver_model
 from gameai.store import RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
-from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, choose_game  # noqa: F401  (the shared Chromium fixture)
 
 pytestmark = pytest.mark.slow
 GAMES = ("three-mens-morris", "nine-holes", "tictactoe")
@@ -59,7 +59,7 @@ def test_play_morris_by_clicks_and_drags_and_win(page, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
     game = get_game("three-mens-morris")
-    page.select_option("#game", "three-mens-morris")
+    choose_game(page, "three-mens-morris")
     status = page.locator("#status")
     expect(status).to_have_text("Your move (X)", timeout=10_000)
     heat = page.locator("#board .cell[data-value]:not([data-value=''])")
@@ -97,7 +97,7 @@ def test_play_morris_by_clicks_and_drags_and_win(page, tmp_path: Path) -> None:
 def test_a_movement_to_a_point_that_is_not_next_is_refused_by_the_board(page) -> None:
     from playwright.sync_api import expect
 
-    page.select_option("#game", "three-mens-morris")
+    choose_game(page, "three-mens-morris")
     status = page.locator("#status")
     for index in (0, 2, 6):  # X in three corners: the model blocks as it likes
         expect(status).to_have_text("Your move (X)", timeout=10_000)
@@ -126,7 +126,7 @@ def test_a_movement_to_a_point_that_is_not_next_is_refused_by_the_board(page) ->
 def test_ai_against_ai_ends_by_the_rules(page, name: str, ending: str) -> None:
     from playwright.sync_api import expect
 
-    page.select_option("#game", name)
+    choose_game(page, name)
     expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
     page.click("#autoplay")
     expect(page.locator("#status")).to_have_text(ending, timeout=60_000)
@@ -140,7 +140,7 @@ def test_the_hint_marks_the_winning_placements(page) -> None:
     from playwright.sync_api import expect
 
     game = get_game("three-mens-morris")
-    page.select_option("#game", "three-mens-morris")
+    choose_game(page, "three-mens-morris")
     expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
     page.click("#hint")
     expect(page.locator("#hint-moves li")).to_have_count(len(game.initial().legal_actions()))
@@ -150,4 +150,4 @@ def test_the_hint_marks_the_winning_placements(page) -> None:
             for c in page.locator("#board .cell.hint-best").all()}
     assert best == optimal and best
     assert page.locator("#hint-line").inner_text().startswith(
-        "The model expects (row, column): X (")
+        "The model expects: X point ")

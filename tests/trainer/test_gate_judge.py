@@ -93,14 +93,16 @@ def test_games_measures_carry_intervals_that_tell_models_apart(weak_and_strong):
     imperfect = {**strong, "optimal_move_rate": 0.9}  # not perfect, so it can be replaced
     result = check_gates(weak, imperfect)
     assert not result.passed and "vs_perfect_as_x" in result.reasons[0]
-    # the same model judged again by the same judge: the same games, indistinguishable
+    # the same model judged again by the same judge: the same games, indistinguishable,
+    # and a tie keeps production
     again = _judged(judge, model)
     assert again["judged"]["measures"] == weak["judged"]["measures"]
-    assert check_gates(again, {**weak, "optimal_move_rate": 0.9}).passed
+    tie = check_gates(again, {**weak, "optimal_move_rate": 0.9})
+    assert not tie.passed and "a tie keeps production" in tie.reasons[0]
     assert weak["judged"]["policy"] == "table"
 
 
-def test_indistinguishable_is_not_a_regression_and_a_distinguishable_drop_is():
+def test_a_tie_keeps_production_and_a_distinguishable_drop_is_a_regression():
     def score(wins, draws, losses):
         from gameai.trainer.evaluation.calibrate import Tally
 
@@ -115,9 +117,11 @@ def test_indistinguishable_is_not_a_regression_and_a_distinguishable_drop_is():
     def report(*measures):
         return {"judged": {"measures": list(measures)}}
 
-    # 52 against 48 wins of 100: the 95% interval of the difference holds 0
+    # 52 against 48 wins of 100: the 95% interval of the difference holds 0: a tie, and a
+    # tie keeps production
     close = check_judged(report(score(48, 0, 52)), report(score(52, 0, 48)))
-    assert close.passed
+    assert not close.passed and "a tie keeps production" in close.reasons[0]
+    assert close.comparisons[0]["verdict"] == "same"
     sign, why = compare_measure(score(48, 0, 52), score(52, 0, 48))
     assert sign == 0 and "difference -0.040" in why
     # 30 against 70 wins of 100 is a regression
@@ -164,6 +168,7 @@ def test_the_worker_trains_judges_publishes_and_promotes_connect_four(redis_url,
         production = store.rollout(game="connect-four").production
         assert production == versions[-1].version  # each promoted as it passed the gates
         judged = versions[-1].evaluation["judged"]
+        assert versions[-1].evaluation["gates"]["passed"] is True  # its gates, in its report
         assert judged["policy"] == f"depth {DEFAULT_DEPTH['connect-four']}"
         assert judged["time_limit"] == 0.05
         assert [m["games"] for m in judged["measures"]] == [4, 4, 4, 4]
@@ -213,3 +218,44 @@ def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
     metrics.evaluated(strong)
     assert sample("judged_vs_perfect_as_x") == 0.5
     assert sample("judged_vs_noisy_0.3_as_o") is not None
+
+
+def test_the_judge_says_what_it_plays_as_it_goes(ttt):
+    """A judgement takes a minute on Connect Four: ``progress`` hears each game of each
+    match (what ``/healthz``'s ``activity`` and ``gameai up`` show meanwhile)."""
+    from gameai.models.oracle import solver_model
+
+    heard: list[str] = []
+    model = solver_model(ttt)
+    GateJudge(ttt, games=3, seed=1, matches=True).measures(
+        model, evaluate(model, random_games=10), progress=heard.append)
+    assert len(heard) == 4 * 3  # four matches of three games
+    assert heard[0] == "judging: match 1 of 4 (vs_perfect_as_x), game 1 of 3"
+    assert heard[-1] == "judging: match 4 of 4 (vs_noisy_0.3_as_o), game 3 of 3"
+
+
+def _score(name, wins, draws, losses):
+    from gameai.trainer.evaluation.calibrate import Tally
+
+    t = Tally(wins, draws, losses)
+    return {"name": name, "kind": "score", **t.to_json(), "variance": t.score_variance}
+
+
+def test_a_candidate_better_as_x_that_collapsed_as_o_is_held_back():
+    """The promotion the issue saw: better against the perfect opponent as X (0/9/91 to
+    0/27/73), while against the 0.1-noisy solver as O it fell from 44/51/5 to 0/0/100. The
+    first measure no longer decides: every measure is held to production's."""
+    production = {"judged": {"measures": [_score("vs_perfect_as_x", 0, 9, 91),
+                                          _score("vs_noisy_0.1_as_o", 44, 51, 5)]}}
+    collapsed = {"judged": {"measures": [_score("vs_perfect_as_x", 0, 27, 73),
+                                         _score("vs_noisy_0.1_as_o", 0, 0, 100)]}}
+    result = check_judged(collapsed, production)
+    assert not result.passed
+    assert [c["verdict"] for c in result.comparisons] == ["better", "worse"]
+    assert result.reasons == [f"a regression against production: "
+                              f"{result.comparisons[1]['detail']}"]
+    assert result.to_json()["comparisons"] == result.comparisons
+    # better on one measure and no worse on the other: promoted
+    steady = {"judged": {"measures": [_score("vs_perfect_as_x", 0, 27, 73),
+                                      _score("vs_noisy_0.1_as_o", 46, 50, 4)]}}
+    assert check_judged(steady, production).passed

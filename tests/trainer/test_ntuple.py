@@ -166,13 +166,13 @@ def test_position_errors_count_the_moves_the_solver_ranks_lower():
     assert figures["positions"] == 6
     from gameai.bench.positions import cached_set
     from gameai.games.mnk.search import Searcher
-    from gameai.games.mnk.solver import default_cache_dir
+    from gameai.host import cache_dir
 
     rank = {"loss": 0, "draw": 1, "win": 2}
     for name, policy in (("network", model), ("depth 1", model.with_search(1))):
         errors = 0
         for position in cached_set(game, stage="middle", difficulty="easy", count=6, seed=1,
-                                   searcher=Searcher(game), cache_dir=default_cache_dir()):
+                                   searcher=Searcher(game), cache_dir=cache_dir()):
             board = game.parse(position.board)
             solved = {m.move: rank[m.outcome] for m in game.solve(board).moves}
             errors += solved[policy.evaluate(board).best.index] < max(solved.values())

@@ -135,6 +135,7 @@ def test_worker_publishes_a_perfect_version_then_idles_without_cpu(redis_url):
         assert _sample(page, "gameai_trainer_production_pinned") == 0
         health = json.loads(_get(port, "/healthz")[1])
         assert health["idle"] is True and health["status"] == "ok"
+        assert health["activity"] == "idle"
         assert _get(port, "/nothing")[0] == 404
     finally:
         code, seconds, out = _stop(proc)

@@ -9,7 +9,8 @@ Scores are negamax values from the side to move's view, one small integer per po
 so the best move maximises the negated, one-ply-older score of its child: a faster win and
 a slower loss score higher. Scores come from a backward pass over
 :func:`~gameai.games.mnk.positions.enumerate_positions`. The whole-game table of a small game
-(tic-tac-toe, four-in-a-row) is computed once and cached on disk; other positions are
+(tic-tac-toe, four-in-a-row) is computed once and kept in the table cache the process
+installed (:mod:`gameai.games.cache`: on disk, by :mod:`gameai.host`); other positions are
 solved from their own subtree. Whether a whole-game table is built is a question of
 memory, not of cells (:mod:`gameai.games.budget`): a game whose estimate fits the limit
 gets one (four-in-a-row, connect-4x5-4), and any other position is solved from its own
@@ -18,15 +19,13 @@ subtree, refused before its memory is spent when that does not fit either.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from gameai.games import budget
+from gameai.games.cache import TableCache, table_cache
 from gameai.games.errors import TooLarge
 from gameai.games.interface import MoveOutcome, Solution
 from gameai.games.mnk import sizes
@@ -84,14 +83,15 @@ def solve_positions(positions: Positions) -> ScoreTable:
     return ScoreTable(positions.game, keys, np.concatenate(scores))
 
 
-def game_table(game: Geometry, *, cache_dir: Path | None = None) -> ScoreTable:
-    """The scores of every position of ``game``, from the disk cache or computed and cached.
+def game_table(game: Geometry) -> ScoreTable:
+    """The scores of every position of ``game``, from the table cache (:mod:`gameai.games.cache`)
+    or computed (and kept there).
 
     Raises:
         OverBudget: the game's table would not fit the memory limit (checked first).
     """
     budget.require(sizes.solve_estimate(game))
-    return _game_table(game, cache_dir or default_cache_dir())
+    return _game_table(game, table_cache())
 
 
 def whole_game_fits(game: Geometry) -> bool:
@@ -114,36 +114,18 @@ def table_is_quick(game: Geometry) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _game_table(game: Geometry, cache_dir: Path) -> ScoreTable:
-    path = cache_dir / f"solver-{game.name}-v{TABLE_FORMAT}.npz"
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            keys, scores = data["keys"], data["scores"]
-            if keys.dtype == np.uint64 and scores.dtype == np.int8 and keys.shape == scores.shape:
-                return ScoreTable(game, keys, scores)
-    except (OSError, KeyError, ValueError):
-        pass  # missing or damaged: compute it again
-    table = solve_positions(enumerate_positions(Board.empty(game)))
-    _save_atomically(path, keys=table.keys, scores=table.scores)
+def _game_table(game: Geometry, cache: TableCache | None) -> ScoreTable:
+    name = f"solver-{game.name}-v{TABLE_FORMAT}"
+    kept = cache.load(name) if cache is not None else None
+    if kept is not None:
+        keys, scores = kept.get("keys"), kept.get("scores")
+        if keys is not None and scores is not None and keys.dtype == np.uint64 \
+                and scores.dtype == np.int8 and keys.shape == scores.shape:
+            return ScoreTable(game, keys, scores)
+    table = solve_positions(enumerate_positions(Board.empty(game)))  # missing or damaged
+    if cache is not None:
+        cache.save(name, {"keys": table.keys, "scores": table.scores})
     return table
-
-
-def _save_atomically(path: Path, **arrays: npt.NDArray[np.generic]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
-            np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
-        os.replace(f.name, path)
-    except OSError:
-        pass  # a read-only cache is not an error: the table is simply not kept
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("GAMEAI_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gameai"
 
 
 def table_for(board: Board, *, limit: int | None = None) -> ScoreTable:

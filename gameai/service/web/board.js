@@ -1,10 +1,14 @@
 // The web board: play any served game against the model, or watch it play itself.
 // Plain JavaScript, no build step. Talks to the REST API of the server that serves it.
 //
-// Games whose pieces move once placed (Three Men's Morris: the game's "pieces" in
-// GET /v1/games) are played by clicking a piece and then a point, or by dragging the
-// piece; the side to move is kept here and sent as to_move, and the game's history
-// decides the draw rule (a position that occurs for the third time draws).
+// Games whose pieces move (Three Men's Morris, and any game that lists "pieces" in
+// GET /v1/games, such as one that plugs in) are played by clicking a piece and then a
+// point, or by dragging the piece; a placement is a click on its point. The board knows
+// none of their rules: it starts from the game's "start" position, takes the legal moves
+// from the server's answer for each position, and learns that the game is over, and who
+// won, from the server's 409 (its "winner"). The side to move is kept here and sent as
+// to_move, and the game's history decides the draw rule (a position that occurs for the
+// third time draws).
 //
 // The model plays at the chosen level of play (GET /v1/games/{game}/levels lists them with
 // their measured strength) with one seed per game, so a game can be replayed; the hint
@@ -16,11 +20,20 @@ const state = {
   games: [], game: null, cells: [], moves: [], over: false, busy: false,
   human: "X", autoplay: false, token: 0,
   side: "X", selected: null, history: new Map(), repeated: false,  // pieces that move
+  legal: [],  // pieces that move: the legal moves of the position shown, from the server
   played: "",  // what the model last played, shown with the values that follow
   levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
 };
-const scores = JSON.parse(localStorage.getItem("gameai-scores") || "null") ||
-  { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+// The scoreboard keeps each game's results apart: a tic-tac-toe draw is no Connect Four draw.
+const scoresByGame = JSON.parse(localStorage.getItem("gameai-scores-by-game") || "null") || {};
+
+function gameScores() {
+  const name = state.game ? state.game.name : "";
+  if (!scoresByGame[name]) {
+    scoresByGame[name] = { human: 0, ai: 0, draw: 0, autoX: 0, autoO: 0, autoDraw: 0 };
+  }
+  return scoresByGame[name];
+}
 
 async function api(path, body) {
   const options = body === undefined ? {} : {
@@ -31,6 +44,7 @@ async function api(path, body) {
   if (!response.ok) {
     const error = new Error(data.error ? data.error.message : response.statusText);
     error.status = response.status;
+    error.winner = data.error ? data.error.winner : undefined;  // a finished game's
     throw error;
   }
   return data;
@@ -53,39 +67,21 @@ function toMove() {
   return xs === os ? "X" : "O";
 }
 
-// -- pieces that move (morris): the rules the server also checks ---------------------------
+// -- pieces that move: the server knows the rules -----------------------------------------
 
 function movesPieces() {
   return !!(state.game && state.game.pieces);
 }
 
-function placing(side) {
-  return state.cells.filter((c) => c === side).length < state.game.pieces;
-}
-
 function legalMoves() {
-  // Every legal move of the side to move as {from, to} (from null for a placement).
-  const side = toMove(), out = [];
-  if (placing(side)) {
-    const first = state.cells.every((c) => !c);
-    state.cells.forEach((c, i) => {
-      if (!c && !(first && state.game.barred_first_placement.includes(i))) {
-        out.push({ from: null, to: i });
-      }
-    });
-    return out;
-  }
-  state.cells.forEach((c, i) => {
-    if (c !== side) return;
-    for (const to of state.game.neighbours[i]) {
-      if (!state.cells[to]) out.push({ from: i, to });
-    }
-  });
-  return out;
+  // Every legal move of the side to move as {from, to} (from null for a placement), as
+  // the server listed them for this position.
+  return state.legal;
 }
 
 function applyMove(from, to, side) {
   clearHint();
+  state.legal = [];  // until the server lists the next position's
   if (from !== null && from !== undefined) state.cells[from] = null;
   state.cells[to] = side;
   state.moves.push(to);
@@ -99,8 +95,9 @@ function applyMove(from, to, side) {
 
 function winningLine() {
   const g = state.game, dirs = [[0, 1], [1, 0], [1, 1], [1, -1]];
-  if (g.lines) {
-    for (const line of g.lines) {
+  if (movesPieces()) {
+    // Shown where the game lists its lines (morris); its end is the server's to say.
+    for (const line of g.lines || []) {
       const p = state.cells[line[0]];
       if (p && line.every((i) => state.cells[i] === p)) return { player: p, line };
     }
@@ -151,7 +148,7 @@ function draw(values) {
       cell.type = "button";
       cell.className = "cell";
       cell.dataset.index = i;
-      cell.setAttribute("aria-label", `row ${Math.floor(i / g.cols)}, column ${i % g.cols}`);
+      cell.setAttribute("aria-label", placeText(i));
       cell.addEventListener("click", () => humanMove(i));
       cell.addEventListener("dragstart", (event) => {
         state.selected = i;
@@ -221,15 +218,15 @@ function draw(values) {
 }
 
 function cellValue(i, values) {
-  // A placement's value shows on its point; a movement's on its destination once its
-  // piece is selected, and each movable piece shows the best of its own moves.
+  // A placement's value shows on its point; a movement's on its destination (an empty
+  // point, or the piece it captures) once its piece is selected, and each movable piece
+  // shows the best of its own moves.
   if (!values) return undefined;
   if (!movesPieces()) return state.cells[i] ? undefined : values[i];
-  if (!state.cells[i]) {
-    if (values.placements[i] !== undefined) return values.placements[i];
-    const from = state.selected;
-    return from !== null && values.movements[from] ? values.movements[from][i] : undefined;
-  }
+  const from = state.selected;
+  const chosen = from !== null && from !== i ? values.movements[from] : undefined;
+  if (chosen && chosen[i] !== undefined) return chosen[i];
+  if (values.placements[i] !== undefined) return values.placements[i];
   const own = values.movements[i];
   if (!own) return undefined;
   const known = Object.values(own).filter((v) => v !== null);  // null: unknown
@@ -237,8 +234,9 @@ function cellValue(i, values) {
 }
 
 function destinationOf(i) {
-  // The move that takes the selected piece to point i, if it is legal.
-  if (!movesPieces() || state.selected === null || state.cells[i]) return null;
+  // The move that takes the selected piece to point i (empty, or a piece it captures),
+  // if it is legal.
+  if (!movesPieces() || state.selected === null || state.selected === i) return null;
   if (state.over || state.busy || state.autoplay || toMove() !== state.human) return null;
   return legalMoves().find((m) => m.from === state.selected && m.to === i) || null;
 }
@@ -255,31 +253,39 @@ function setStatus(text, isError) {
 }
 
 function showScores() {
+  const scores = gameScores();
+  $("score-game").textContent = state.game ? state.game.name : "";
   $("score-human").textContent = scores.human;
   $("score-ai").textContent = scores.ai;
   $("score-draw").textContent = scores.draw;
   $("auto-x").textContent = scores.autoX;
   $("auto-o").textContent = scores.autoO;
   $("auto-draw").textContent = scores.autoDraw;
-  localStorage.setItem("gameai-scores", JSON.stringify(scores));
+  localStorage.setItem("gameai-scores-by-game", JSON.stringify(scoresByGame));
 }
 
 // -- play ------------------------------------------------------------------------------
 
 function finish() {
+  // The ends the board sees itself: a line or a full board (m,n,k), the third repetition
+  // (pieces that move; their other ends come from the server: see refresh).
   if (state.over) {
     draw(null);
     return true;
   }
-  let win = winningLine();
-  let drawn = movesPieces() ? state.repeated : state.cells.every((c) => c);
-  if (!win && movesPieces() && !drawn && legalMoves().length === 0) {
-    win = { player: toMove() === "X" ? "O" : "X", line: [] };  // the side to move is stuck
-  }
+  const win = movesPieces() ? null : winningLine();
+  const drawn = movesPieces() ? state.repeated : state.cells.every((c) => c);
   if (!win && !drawn) return false;
-  drawn = !win;
+  endGame(win ? win.player : null);
+  return true;
+}
+
+function endGame(winner) {
+  // The game is over: won by winner ("X" or "O"), or drawn (null).
+  const win = winner ? { player: winner } : null, drawn = !win;
   state.over = true;
   const why = movesPieces() && drawn ? " by repetition" : "";
+  const scores = gameScores();
   if (state.autoplay) {
     if (!win) scores.autoDraw++; else if (win.player === "X") scores.autoX++; else scores.autoO++;
     setStatus(win ? `${win.player} wins (AI vs AI)` : `Draw${why} (AI vs AI)`);
@@ -295,7 +301,6 @@ function finish() {
   }
   showScores();
   draw(null);
-  return true;
 }
 
 async function refresh() {
@@ -306,11 +311,12 @@ async function refresh() {
   }
   const token = state.token;
   let values;
-  if ($("heatmap").checked) {
+  if ($("heatmap").checked || movesPieces()) {  // pieces that move: the legal moves too
     try {
       const e = await api(`/v1/games/${state.game.name}/evaluate`,
                           position({ model: $("model").value }));
       if (token !== state.token) return;
+      state.legal = e.moves.map((m) => ({ from: m.from ? m.from.index : null, to: m.index }));
       values = movesPieces() ? { placements: {}, movements: {} } : {};
       for (const m of e.moves) {
         const value = m.unknown ? null : m.value;  // null: the model has no value for it
@@ -324,7 +330,14 @@ async function refresh() {
       }
       $("answered-by").textContent = [state.played, `values from model version ${e.model_version}`]
         .filter(Boolean).join(" · ");
+      if (!$("heatmap").checked) values = undefined;
     } catch (error) {
+      if (token !== state.token) return;
+      if (error.winner !== undefined) {  // the server says the game is over, and who won
+        state.busy = false;
+        endGame(error.winner);
+        return;
+      }
       setStatus(error.message, true);
     }
   }
@@ -357,12 +370,11 @@ async function aiMove(token, values) {
     const mover = toMove(), from = a.move.from ? a.move.from.index : null;
     state.selected = null;
     applyMove(from, a.move.index, mover);
-    const origin = a.move.from ? `from row ${a.move.from.row}, column ${a.move.from.col} ` : "";
     const worth = unknownMove(values, from, a.move.index)
       ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
     state.played =
-      `model version ${a.model_version} played ${mover} ${origin}at row ${a.move.row}, ` +
-      `column ${a.move.col} at level ${a.level} (${worth})`;
+      `model version ${a.model_version} played ${mover} ${moveText(a.move)} at level ` +
+      `${a.level} (${worth})`;
     $("answered-by").textContent = state.played;
   } catch (error) {
     if (token === state.token) setStatus(error.message, true);
@@ -425,13 +437,19 @@ function clientId() {
 function newGame(autoplay) {
   state.token++;
   state.game = state.games.find((g) => g.name === $("game").value);
-  state.cells = new Array(state.game.rows * state.game.cols).fill(null);
+  showScores();  // this game's results
+  // the game's start ("start" in GET /v1/games: the empty board but for games that start
+  // with pieces on it)
+  const start = (state.game.start || "").replace(/\|/g, "");
+  state.cells = Array.from({ length: state.game.rows * state.game.cols },
+                           (_, i) => (start[i] === "X" || start[i] === "O" ? start[i] : null));
   state.game.cells = state.cells.length;
   state.moves = [];
   state.over = false;
   state.busy = false;
   state.side = "X";
   state.selected = null;
+  state.legal = [];
   state.values = null;
   state.repeated = false;
   state.history = new Map([[`${boardText()} X`, 1]]);
@@ -451,6 +469,7 @@ async function loadLevels() {
   try {
     const listing = await api(`/v1/games/${$("game").value}/levels`);
     state.levels = listing.levels;
+    state.served = listing;  // the served version and its own judged strength
     select.replaceChildren();
     for (const level of listing.levels) {
       const option = new Option(level.name, level.name);
@@ -472,10 +491,18 @@ function showLevel() {
     $("level-info").textContent = "";
     return;
   }
-  const measured = level.summary
-    ? `Measured: it ${level.summary}.`
-    : "Its strength has not been measured for this game.";
-  $("level-info").textContent = `${level.name}: ${level.description}. ${measured}`;
+  // Only the served version's own figures are shown as its own: a calibration made with
+  // another model says so (the server's summary names that model).
+  const served = state.served || {};
+  let measured = "Its strength has not been measured for this game.";
+  if (level.summary && level.calibration_applies !== false) {
+    measured = `Measured: it ${level.summary}.`;
+  } else if (level.summary) {
+    measured = `${level.summary[0].toUpperCase()}${level.summary.slice(1)}.`;
+  }
+  const own = served.served_strength
+    ? ` Version ${served.served_version} served now, ${served.served_strength}.` : "";
+  $("level-info").textContent = `${level.name}: ${level.description}. ${measured}${own}`;
 }
 
 // -- hints ---------------------------------------------------------------------------------
@@ -498,14 +525,19 @@ function outcomeText(m) {
   return m.outcome === "draw" ? "draws" : "unknown";
 }
 
-function pointText(m) {
-  const to = `(${m.row}, ${m.col})`;
-  return m.from ? `(${m.from.row}, ${m.from.col}) to ${to}` : to;
+// One numbering for people, the one the moves notation uses: gravity games by their
+// column from 1 at the left; games whose pieces move by their point, 1-9 row by row from the
+// top left; other boards by row and column from 1, as drawn (top row first).
+function placeText(index) {
+  const g = state.game, row = Math.floor(index / g.cols) + 1, col = (index % g.cols) + 1;
+  if (g.gravity) return `column ${col}`;
+  if (movesPieces()) return `point ${index + 1}`;
+  return `row ${row}, column ${col}`;
 }
 
 function moveText(m) {
-  const to = `row ${m.row}, column ${m.col}`;
-  return m.from ? `from row ${m.from.row}, column ${m.from.col} to ${to}` : to;
+  const to = placeText(m.index);
+  return m.from ? `${placeText(m.from.index)} to ${to}` : to;
 }
 
 async function showHint() {
@@ -530,8 +562,8 @@ async function showHint() {
   for (const m of moves) {
     const optimal = solved && exactScore(m) === best;
     const item = document.createElement("li");
-    item.textContent = `${moveText(m)}: ` + (solved ? outcomeText(m) : "") +
-      ` (model value ${m.unknown ? "unknown" : m.value.toFixed(2)})`;
+    const value = `model value ${m.unknown ? "unknown" : m.value.toFixed(2)}`;
+    item.textContent = `${moveText(m)}: ` + (solved ? `${outcomeText(m)} (${value})` : value);
     if (optimal) item.className = "best";
     list.appendChild(item);
     if (solved && !m.from) {
@@ -545,11 +577,10 @@ async function showHint() {
     ? `With perfect play from here ${you} ` +
       (a.outcome === "win" ? `win in ${a.distance}${plies}` : a.outcome === "loss"
         ? `lose in ${a.distance}${plies}` : "draw") + ". Best moves first:"
-    : `No exact outcome for this position (${a.unsolved}); the model's values, best first:`;
+    : `${a.unsolved} The model's values, best first:`;
   const other = a.to_move === "X" ? "O" : "X";
-  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : other} ${pointText(m)}`);
-  $("hint-line").textContent =
-    `The model expects (row, column): ${line.join(", ")}; ${a.line_end}.`;
+  const line = a.line.map((m, i) => `${i % 2 === 0 ? a.to_move : other} ${moveText(m)}`);
+  $("hint-line").textContent = `The model expects: ${line.join(", ")}; ${a.line_end}.`;
   state.hint = { cells };
   $("hints").hidden = false;
   draw();
@@ -640,6 +671,7 @@ async function start() {
   $("autoplay").addEventListener("click", () => newGame(true));
   $("heatmap").addEventListener("change", () => { if (!state.busy) refresh(); });
   $("reset-scores").addEventListener("click", () => {
+    const scores = gameScores();
     for (const key of Object.keys(scores)) scores[key] = 0;
     showScores();
   });

@@ -98,6 +98,6 @@ class Book:
 def default_book(game: Game) -> Book:
     """``game``'s book in the solver's cache folder (``GAMEAI_CACHE_DIR``, else the user's
     cache), shared by every judgement and calibration on this machine."""
-    from gameai.games.mnk.solver import default_cache_dir
+    from gameai.host import cache_dir
 
-    return Book(game, default_cache_dir() / f"book-{game.name}.jsonl")
+    return Book(game, cache_dir() / f"book-{game.name}.jsonl")

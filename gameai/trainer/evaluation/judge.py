@@ -296,8 +296,10 @@ class GateJudge:
         self._perfect: PerfectPlayer | None = None
         self._noisy: dict[float, NoisySolver] = {}
 
-    def measures(self, model: Model, report: dict[str, Any]) -> dict[str, Any]:
-        """The judged measures of ``model``, whose evaluator's report is ``report``."""
+    def measures(self, model: Model, report: dict[str, Any],
+                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """The judged measures of ``model``, whose evaluator's report is ``report``;
+        ``progress`` is told, as the matches go, what is being played (for people)."""
         from gameai.trainer.evaluation.calibrate import Tally
         from gameai.trainer.evaluation.evaluate import line_outcomes
 
@@ -329,11 +331,14 @@ class GateJudge:
                 noisy = self._noisy.setdefault(p, NoisySolver(self.game, perfect, p,
                                                               self.time_limit))
                 matches.append((f"vs_noisy_{p}_as_o", noisy, "O", self.seed + 2))
-            for label, opponent, side, seed in matches:
+            for number, (label, opponent, side, seed) in enumerate(matches, 1):
                 rng = random.Random(seed)
                 tally = Tally()
                 lines: set[tuple[int, ...]] = set()
-                for _ in range(self.games):
+                for game in range(self.games):
+                    if progress is not None:
+                        progress(f"judging: match {number} of {len(matches)} ({label}), "
+                                 f"game {game + 1} of {self.games}")
                     x, o = (me, opponent) if side == "X" else (opponent, me)
                     winner, line = _play_line(self.game, x, o, rng)
                     lines.add(line)

@@ -15,11 +15,12 @@ A figure the evaluator had to omit cannot pass a gate that needs it, so a game t
 for the exhaustive opponent is never auto-promoted by these gates.
 
 A report with solver-based measures of the policy a server plays (``judged``, made by
-:class:`gameai.trainer.evaluation.judge.GateJudge` for the n-tuple worker, issue 14) is held to **no
-regression** instead (:func:`check_judged`): an n-tuple network is never perfect, and on
-Connect Four nothing is exhaustive, so such a candidate is promoted when no measure shows
-it worse than production, a measure with a sampling error counting as worse only when the
-95% interval of the difference lies below 0. An operator's pin on production
+:class:`gameai.trainer.evaluation.judge.GateJudge` for the n-tuple worker, issue 14) is held
+to **no regression and a gain** instead (:func:`check_judged`): an n-tuple network is never
+perfect, and on Connect Four nothing is exhaustive, so such a candidate is promoted when no
+measure shows it worse than production and at least one shows it better, a measure with a
+sampling error counting as worse (better) only when the 95% interval of the difference
+lies below (above) 0. An operator's pin on production
 (:meth:`gameai.store.ModelStore.pin`) holds automatic promotion off, checked inside the
 store's write.
 """
@@ -41,9 +42,14 @@ from gameai.trainer.evaluation.evaluate import must_not_lose, unbeatable
 class GateResult:
     passed: bool
     reasons: list[str] = field(default_factory=list)  # why it failed (empty if it passed)
+    # each judged measure against production's: {"measure", "verdict", "detail"}
+    comparisons: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "reasons": self.reasons}
+        out: dict[str, Any] = {"passed": self.passed, "reasons": self.reasons}
+        if self.comparisons:
+            out["comparisons"] = self.comparisons
+        return out
 
 
 UNMEASURED = float("-inf")
@@ -125,13 +131,14 @@ def compare_measure(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[int, 
 
 
 def check_judged(candidate: dict[str, Any], production: dict[str, Any] | None) -> GateResult:
-    """The no-regression gate of judged reports (see the module docstring). The measures
-    rank in their order: the first one that tells the two models apart decides (so fewer
-    lost lines outweigh a lower optimal-move rate, and a better score against the perfect
-    opponent a worse one against a noisy solver); a candidate indistinguishable from
-    production on every measure is not a regression and passes. A production version
-    that is proven perfect is never replaced; one without judged measures (judged by
-    another evaluator) cannot be compared, so the candidate is held back."""
+    """The gate of judged reports (issue 25: gates that never promote a collapse): every
+    measure the two share is compared (:func:`compare_measure`), and the candidate passes
+    only if **none** is worse than production's beyond its 95% interval **and at least one**
+    is better; a tie keeps production. So a candidate better as X that collapsed as O, or
+    better against the perfect opponent and worse against a noisy one, is held back. A
+    production version that is proven perfect is never replaced; one without judged
+    measures (judged by another evaluator) cannot be compared, so the candidate is held
+    back. Every comparison is in the result (and so in the log and the version's report)."""
     if production is None:
         return GateResult(True)
     if perfect(production):
@@ -143,17 +150,21 @@ def check_judged(candidate: dict[str, Any], production: dict[str, Any] | None) -
     if not common:
         return GateResult(False, ["production has no judged measures in common with the "
                                   "candidate: they cannot be compared"])
-    same: list[str] = []
+    comparisons = []
+    verdicts: dict[int, list[str]] = {1: [], 0: [], -1: []}
     for measure in common:
         sign, why = compare_measure(measure, theirs[measure["name"]])
-        if sign < 0:
-            return GateResult(False, [f"a regression against production: {why}"
-                                      + (f" (indistinguishable before it: {'; '.join(same)})"
-                                         if same else "")])
-        if sign > 0:
-            return GateResult(True)
-        same.append(why)
-    return GateResult(True)
+        verdicts[sign].append(why)
+        comparisons.append({"measure": measure["name"],
+                            "verdict": {1: "better", 0: "same", -1: "worse"}[sign],
+                            "detail": why})
+    if verdicts[-1]:
+        return GateResult(False, [f"a regression against production: {why}"
+                                  for why in verdicts[-1]], comparisons)
+    if not verdicts[1]:
+        return GateResult(False, ["not better than production on any measure (a tie keeps "
+                                  f"production): {'; '.join(verdicts[0])}"], comparisons)
+    return GateResult(True, [], comparisons)
 
 
 def judged_order(report: dict[str, Any]) -> tuple[float, ...]:

@@ -34,10 +34,11 @@ import signal
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gameai.models import Model
+from gameai.models.info import describe_judged
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
@@ -80,6 +81,7 @@ class Worker:
         self.by = by
         self.stop = threading.Event()
         self.heartbeat = time.monotonic()
+        self.activity = "self-play"  # what /healthz says the worker is doing
         self.pending: _Candidate | None = None
         self.published: list[int] = []
         self.idle = False
@@ -132,6 +134,7 @@ class Worker:
         if time.monotonic() - self.heartbeat > STALL_SECONDS:
             return None
         return {"status": "ok", "games": self.learner.games_played,
+                "activity": "idle" if self.idle else self.activity,
                 "pending_publish": self.pending is not None, "idle": self.idle,
                 "production_pinned": self.view.pin is not None}
 
@@ -188,14 +191,23 @@ class Worker:
         evaluation budget."""
         started = time.perf_counter()
         self._abortable = True
+        games = model.info.games_played
         try:
+            self.activity = f"evaluating the model of {games:,} games" if games else \
+                "evaluating a model"
             report = evaluate(model, seed=self.learner.seed)
             if self.judge is not None:
-                report["judged"] = self.judge.measures(model, report)
+                report["judged"] = self.judge.measures(model, report, progress=self._doing)
             return report
         finally:
             self._abortable = False
             self._eval_seconds += time.perf_counter() - started
+            self.activity = "self-play"
+
+    def _doing(self, what: str) -> None:
+        """What the worker is doing now, for ``/healthz`` (and ``gameai up``'s bar)."""
+        self.activity = what
+        self.heartbeat = time.monotonic()
 
     def _look(self) -> None:
         """Refresh the view of production; on a change, promote our own better version if
@@ -274,10 +286,17 @@ class Worker:
         out, with ``--publish every``); else drop it and say why."""
         if self.settings.publish != "every":
             gates = check_gates(candidate.report, self.view.bar())
+            for c in gates.comparisons:
+                log.info("gate: %s %s (%s)", c["measure"], c["verdict"], c["detail"])
             if not gates.passed:
                 self.metrics.candidate("not_better")
                 log.info("candidate not published: %s", "; ".join(gates.reasons))
                 return
+            # the decision and every comparison travel in the version's own report
+            model = candidate.model
+            candidate = _Candidate(model.with_info(replace(
+                model.info, evaluation={**candidate.report, "gates": gates.to_json()})),
+                candidate.token)
         self.metrics.candidate("kept")
         self.pending = candidate
         self._retry_at, self._backoff = 0.0, RETRY_FIRST
@@ -330,23 +349,6 @@ class Worker:
             self._publish()
         else:
             self.stop.wait(min(0.2, self._retry_at - time.monotonic()))
-
-
-def describe_judged(judged: dict[str, Any]) -> str:
-    """One line of the judged measures, for the log."""
-    parts = []
-    for m in judged["measures"]:
-        if m["kind"] == "score":
-            parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
-                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
-                         f"{m['score']['high']:.3f}])")
-        elif m["kind"] == "rate":
-            parts.append(f"{m['name']} {m['value']:.6f}")
-        else:
-            parts.append(f"{m['name']} {m['value']:,}")
-    unproved = judged.get("unproved_moves")
-    tail = f", {unproved} unproved opponent moves" if unproved else ""
-    return f"{'; '.join(parts)} ({judged['seconds']} s{tail})"
 
 
 def _next_chunk(chunk: int, seconds: float) -> int:

@@ -230,13 +230,19 @@ class Level(_message.Message):
     def __init__(self, name: _Optional[str] = ..., blunder: _Optional[float] = ..., temperature: _Optional[float] = ..., takes_wins: _Optional[bool] = ..., description: _Optional[str] = ..., summary: _Optional[str] = ..., calibration_json: _Optional[str] = ...) -> None: ...
 
 class ListLevelsResponse(_message.Message):
-    __slots__ = ("game", "levels", "default_level", "calibration_json")
+    __slots__ = ("game", "levels", "default_level", "calibration_json", "calibration_applies", "served_version", "served_strength")
     GAME_FIELD_NUMBER: _ClassVar[int]
     LEVELS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     CALIBRATION_JSON_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_APPLIES_FIELD_NUMBER: _ClassVar[int]
+    SERVED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SERVED_STRENGTH_FIELD_NUMBER: _ClassVar[int]
     game: str
     levels: _containers.RepeatedCompositeFieldContainer[Level]
     default_level: str
     calibration_json: str
-    def __init__(self, game: _Optional[str] = ..., levels: _Optional[_Iterable[_Union[Level, _Mapping]]] = ..., default_level: _Optional[str] = ..., calibration_json: _Optional[str] = ...) -> None: ...
+    calibration_applies: bool
+    served_version: int
+    served_strength: str
+    def __init__(self, game: _Optional[str] = ..., levels: _Optional[_Iterable[_Union[Level, _Mapping]]] = ..., default_level: _Optional[str] = ..., calibration_json: _Optional[str] = ..., calibration_applies: _Optional[bool] = ..., served_version: _Optional[int] = ..., served_strength: _Optional[str] = ...) -> None: ...

@@ -20,13 +20,14 @@ _DEPTH = ("how many plies a model that searches (kind ntuple) looks ahead beyond
 
 class MoveRequest(BaseModel):
     board: str = Field(examples=["X--|-O-|---"], description="required unless moves is given")
-    to_move: str = Field("", description="'X' or 'O': required where the counts do not tell "
-                         "whose turn it is (morris games once all six pieces are down)")
+    to_move: str = Field("", description="'X' or 'O': required where the board does not tell "
+                         "whose turn it is (morris games once all six pieces are down; GET "
+                         "/v1/games says so in a game's to_move)")
     moves: str = Field("", description="instead of board and to_move, for games with a move "
                        "notation: the moves from the start. Gravity games (connect-four): one "
                        "column per move from 1 at the left, e.g. '4453'; morris games: e.g. "
                        "'5 1 9 3 7 2 9-6' (a placement is its point 1-9 row by row, a "
-                       "movement from-to)")
+                       "movement from-to); other games' notations: docs/games.md")
     model: str = Field("", description="alias or version number; empty or 'production' "
                        "means the production track with its canary share")
     client_id: str = Field("", description="keys the sticky canary split")
@@ -48,7 +49,7 @@ class EvaluateRequest(MoveRequest):
 
 class BatchRequest(BaseModel):
     boards: list[str]
-    to_move: str = Field("", description="'X' or 'O' for every board, where the counts do "
+    to_move: str = Field("", description="'X' or 'O' for every board, where the board does "
                          "not tell (morris)")
     model: str = ""
     client_id: str = ""
@@ -153,6 +154,13 @@ class LevelsOut(BaseModel):
     calibration: dict[str, Any] | None = Field(
         None, description="how the figures were measured: model, games, seed, load, the "
         "order check; null where the game has not been calibrated")
+    calibration_applies: bool = Field(
+        False, description="whether the figures were measured with the version served now; "
+        "when false each level's summary says which model they belong to")
+    served_version: int | None = Field(None, description="the production version served")
+    served_strength: str | None = Field(
+        None, description="the served version's own judged figures (opponent, games, "
+        "won/drawn/lost, score interval), where its trainer judged it")
 
 
 class BatchOut(BaseModel):

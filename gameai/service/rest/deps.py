@@ -1,0 +1,38 @@
+"""What the routes are given: the process's :class:`~gameai.service.runtime.Runtime`,
+injected through ``app.state`` (set once by :func:`gameai.service.rest.create_app`), so a
+router can be mounted on a test app over any runtime."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from gameai.service.errors import Unauthenticated
+from gameai.service.runtime import Runtime
+
+
+def runtime_of(request: Request) -> Runtime:
+    """The runtime of the app serving ``request``: the move routes call this directly
+    (a dependency's machinery costs more than their answer), the others through
+    :data:`RuntimeDep`."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
+
+
+def require_admin(request: Request, authorization: Annotated[str, Header()] = "") -> None:
+    """The admin routes' guard: the ``Authorization: Bearer <token>`` header must carry the
+    server's admin token (compared in constant time).
+
+    Raises:
+        Unauthenticated: a missing or wrong token (HTTP 401).
+    """
+    token = runtime_of(request).settings.admin_token
+    expected = f"Bearer {token}".encode()
+    if token is None or not hmac.compare_digest(authorization.encode(), expected):
+        raise Unauthenticated("a valid 'Authorization: Bearer <token>' header is required",
+                              field="authorization")
