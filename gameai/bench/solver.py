@@ -290,7 +290,7 @@ def run_compare(args: argparse.Namespace, game: MnkGame) -> int:
 
     from gameai.bench.positions import TEST_SET_CLASSES, cached_test_set
     from gameai.games.mnk.search import Searcher
-    from gameai.games.mnk.solver import default_cache_dir
+    from gameai.host import cache_dir
 
     _bitbully()  # say at once when it is missing
     load_before = os.getloadavg()
@@ -305,7 +305,7 @@ def run_compare(args: argparse.Namespace, game: MnkGame) -> int:
 
             path = cached_test_set(game, stage=stage, difficulty=difficulty,
                                    count=args.count, seed=args.seed, searcher=labeller,
-                                   cache_dir=default_cache_dir(), progress=drawn)
+                                   cache_dir=cache_dir(), progress=drawn)
         lines = _read_lines(game, str(path))
         ours = time_ours(game, lines, warm=args.warm, best=args.best)
         theirs = time_bitbully(lines, warm=args.warm, best=args.best)
