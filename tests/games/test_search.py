@@ -447,3 +447,12 @@ def test_pons_scores_of_his_examples_and_decided_within():
         for plies in (3, 9, 13):
             decided = searcher.score(board) != 0 and distance <= plies
             assert searcher.decided_within(board, plies) == decided, (board, plies)
+
+
+def test_proving_by_columns_out_of_time_says_so_and_names_the_position():
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)
+    with pytest.raises(SearchTimeout) as caught:
+        searcher.prove_columns([3, 3, 4, 2], time_limit=0.02)
+    assert "not solved within 0.02 s" in str(caught.value)
+    assert caught.value.partial.board == game.parse_moves("4453")

@@ -368,7 +368,10 @@ class Searcher:
                         optimal.append(col)
         seconds = time.perf_counter() - started
         if lo != hi:
-            partial = PartialSolution(Board.empty(g), (), seconds, self.nodes - nodes)
+            from gameai.games.mnk.columns import parse_moves, to_moves
+
+            board = parse_moves(g, to_moves(g, list(columns)))  # a live position: no error
+            partial = PartialSolution(board, (), seconds, self.nodes - nodes)
             raise SearchTimeout(f"{g.name}: not solved within {time_limit:g} s "
                                 f"({partial.nodes:,} nodes)", partial)
         return Proof(ply, to_external(lo, ply), tuple(optimal), self.nodes - nodes, seconds)
