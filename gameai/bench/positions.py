@@ -260,3 +260,83 @@ def cached_set(game: MnkGame, *, stage: str, difficulty: str, count: int, seed: 
     except OSError:
         pass  # a read-only cache: the set is simply drawn again next time
     return found
+
+
+# -- test sets in Pons's format ----------------------------------------------------------
+
+# The classes of Pons's public Connect Four test sets that a per-position benchmark can
+# afford (his beginning-hard set takes minutes a position without an opening book).
+TEST_SET_CLASSES = (("end", "easy"), ("middle", "easy"), ("middle", "medium"),
+                    ("beginning", "easy"), ("beginning", "medium"))
+
+
+def draw_test_set(game: MnkGame, *, stage: str, difficulty: str, count: int, seed: int = 0,
+                  searcher: Searcher | None = None, tries: int = 1_000_000,
+                  progress: Callable[[int], None] | None = None) -> list[tuple[str, int]]:
+    """``count`` positions of a class as ``(moves, score)``, the score of the side to move
+    in Pons's convention (:func:`gameai.games.mnk.columns.pons_score`): the lines of a test
+    set. Drawn as :func:`generate` draws (same rules, its own random stream), labelled with
+    the position's score only, and an easy position is recognised by two null-window
+    searches ("a win or a loss within 13 plies?") before any exact search.
+
+    Raises:
+        ValueError: as :func:`generate`.
+    """
+    from gameai.games.mnk.columns import pons_score
+
+    if difficulty not in DIFFICULTIES:
+        raise ValueError(f"unknown difficulty {difficulty!r}: one of {', '.join(DIFFICULTIES)}")
+    if not game.gravity:
+        raise ValueError(f"{game.name}: test sets are drawn for gravity games")
+    plies = stage_plies(game, stage)
+    searcher = searcher or Searcher(game)
+    rng = random.Random(f"{game.name}/testset/{stage}/{difficulty}/{seed}")
+    kept: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for _ in range(tries):
+        if len(kept) == count:
+            return kept
+        drawn = _random_position(game, rng, rng.choice(plies))
+        if drawn is None or drawn[1] in seen:
+            continue
+        columns, text = drawn
+        board = game.parse(text)
+        if _immediate_win(board):
+            continue
+        if difficulty == "easy" and not searcher.decided_within(board, EASY_BELOW - 1):
+            continue
+        score = searcher.score(board)
+        distance = describe_score(game, score, board)[1]
+        if difficulty_of(distance) != difficulty:
+            continue
+        seen.add(text)
+        kept.append((to_moves(game, columns), pons_score(game, score, board.ply)))
+        if progress is not None:
+            progress(len(kept))
+    if len(kept) < count:
+        raise ValueError(f"only {len(kept)} {stage} {difficulty} {game.name} positions in "
+                         f"{tries:,} random games; asked for {count}")
+    return kept
+
+
+def test_set_text(rows: list[tuple[str, int]]) -> str:
+    return "".join(f"{moves} {score}\n" for moves, score in rows)
+
+
+def cached_test_set(game: MnkGame, *, stage: str, difficulty: str, count: int, seed: int,
+                    searcher: Searcher, cache_dir: Path,
+                    progress: Callable[[int], None] | None = None) -> Path:
+    """:func:`draw_test_set`'s file in ``cache_dir`` (drawn once: the same every time)."""
+    path = cache_dir / f"testset-{game.name}-{stage}-{difficulty}-s{seed}-n{count}.txt"
+    try:
+        if sum(1 for line in path.read_text().splitlines() if line.strip()) == count:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass  # missing or damaged: draw it again
+    text = test_set_text(draw_test_set(game, stage=stage, difficulty=difficulty, count=count,
+                                       seed=seed, searcher=searcher, progress=progress))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path

@@ -34,6 +34,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     where.add_argument("--board", help="pattern like 'X--|-O-|---' (default: the empty board)")
     where.add_argument("--moves", help="the moves from the start: for gravity games the "
                        "columns from 1 ('4453'); for morris games '5 1 9 3 7 2 9-6'")
+    where.add_argument("--positions", metavar="FILE", help="gravity games: solve every "
+                       "position of FILE ('-': standard input), one a line as in Pons's "
+                       "Connect Four test sets ('MOVES' or 'MOVES SCORE', the score in his "
+                       "convention); prints one JSON line per position and exits 1 if a given "
+                       "score differs, a line is wrong or a position runs out of time")
+    p.add_argument("--score-only", action="store_true",
+                   help="with --positions: the score alone, without the best moves")
+    p.add_argument("--fresh", action="store_true",
+                   help="with --positions: solve each position from an empty table")
     p.add_argument("--to-move", default="", choices=("", "X", "O"),
                    help="the side to move, where the counts do not tell (morris, once all "
                    "six pieces are down)")
@@ -101,6 +110,10 @@ def run_solve(args: argparse.Namespace) -> int:
     from gameai.games import get_game
 
     game = get_game(args.game)
+    if args.positions is not None:
+        return _solve_positions(game, args)
+    if args.score_only or args.fresh:
+        raise CommandError("--score-only and --fresh go with --positions")
     if args.moves is not None:
         board = game.parse_moves(args.moves)
     elif args.board is not None:
@@ -132,6 +145,80 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.moves:
         print(f"position: {board}")
     return 0
+
+
+def _solve_positions(named: Any, args: argparse.Namespace) -> int:
+    """``gameai solve GAME --positions FILE``: one JSON line per position on stdout, the
+    lines that differ from their given scores (and any errors) on stderr, exit 1 if any."""
+    import sys
+
+    from gameai.games.errors import GameError
+    from gameai.games.mnk import search
+    from gameai.games.mnk.columns import pons_score, read_test_lines
+    from gameai.games.mnk.game import as_mnk
+
+    if not (getattr(named, "gravity", False) and search.supports(named)):
+        raise CommandError(f"--positions takes a gravity game solved by search "
+                           f"(connect-four, connect-RxC-K); {named.name} is not one")
+    if args.time_limit < 0:
+        raise CommandError(f"--time-limit must be 0 (no limit) or more, got {args.time_limit:g}")
+    game = as_mnk(named)
+    searcher = search.searcher(game)
+    searcher.warm()
+    time_limit = args.time_limit or None
+    try:
+        source = sys.stdin if args.positions == "-" else open(args.positions)  # noqa: SIM115
+    except OSError as e:
+        raise CommandError(f"--positions: cannot read {args.positions}: {e.strerror}") from e
+    problems: list[str] = []
+    solved = 0
+    micros = 0.0
+    with source:
+        try:
+            for line in read_test_lines(game, source):
+                row: dict[str, Any] = {"line": line.number, "moves": line.moves}
+                if line.given is not None:
+                    row["given"] = line.given
+                try:
+                    if line.columns is None:
+                        game.parse_moves(line.moves)  # raises the error that names the move
+                        raise GameError(f"moves: {line.moves!r} is not a column sequence")
+                    if args.fresh:
+                        searcher.clear()
+                    proof = searcher.prove_columns(line.columns, time_limit=time_limit,
+                                                   best=not args.score_only)
+                except GameError as e:
+                    row["error"] = str(e)
+                    problems.append(f"line {line.number} ({line.moves}): {e}")
+                    print(json.dumps(row), flush=True)
+                    continue
+                outcome = "win" if proof.score > 0 else "loss" if proof.score < 0 else "draw"
+                distance = game.big - abs(proof.score) if proof.score else game.cells - proof.ply
+                pons = pons_score(game, proof.score, proof.ply)
+                row.update({"score": pons, "value": (proof.score > 0) - (proof.score < 0),
+                            "outcome": outcome, "distance": distance})
+                if not args.score_only:
+                    row["best_moves"] = [c + 1 for c in proof.best]
+                row.update({"nodes": proof.nodes,
+                            "microseconds": round(proof.seconds * 1e6, 1)})
+                if line.given is not None:
+                    row["agrees"] = line.given == pons
+                    if line.given != pons:
+                        problems.append(f"line {line.number} ({line.moves}): given "
+                                        f"{line.given}, solved {pons}")
+                solved += 1
+                micros += proof.seconds * 1e6
+                print(json.dumps(row))
+        except (GameError, UnicodeDecodeError) as e:
+            raise CommandError(f"--positions {args.positions}: {e}") from e
+    mean = f", {micros / solved:,.1f} us a position on average" if solved else ""
+    print(f"{solved:,} positions solved{mean}", file=sys.stderr)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} position(s) differ from their given scores or failed",
+              file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _solve(game: Any, board: Any, time_limit: float | None) -> Any:
@@ -190,7 +277,29 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "takes minutes the first time, then the set is cached)")
     p.add_argument("--seed", type=int, default=0, help="search: the positions' seed")
     p.add_argument("--empty", action="store_true",
-                   help="search: solve the empty board instead (a long benchmark)")
+                   help="search: solve the empty board instead (a long benchmark); with "
+                   "--compare, also bitbully's (minutes each)")
+    p.add_argument("--positions", metavar="FILE",
+                   help="search: time the search on a test-set file ('MOVES [SCORE]' a line, "
+                   "as Pons's Connect Four sets; '-': standard input): mean, median and max "
+                   "per position, each from an empty table unless --warm")
+    p.add_argument("--warm", action="store_true",
+                   help="with --positions or --compare: keep the table between positions")
+    p.add_argument("--best", action="store_true",
+                   help="with --positions or --compare: time every optimal move of each "
+                   "position (as 'gameai solve --positions' prints; bitbully: every move's "
+                   "score) instead of its score alone")
+    p.add_argument("--against", choices=("bitbully",),
+                   help="with --positions: time bitbully (a test dependency, AGPL) on the "
+                   "same positions in the same process")
+    p.add_argument("--write-sets", metavar="DIR",
+                   help="search: write a test set of --count drawn positions of each class "
+                   "(as --compare) to DIR in Pons's format, labelled by our solver and "
+                   "checked against bitbully where it is installed")
+    p.add_argument("--compare", action="store_true",
+                   help="connect-four: ours and bitbully side by side on --count drawn "
+                   "positions of each class (end easy, middle easy, middle medium, beginning "
+                   "easy, beginning medium), with CPU-time ratios")
     p.add_argument("--json", action="store_true")
     memory_option(p)
     p.set_defaults(func=run_bench_solver)

@@ -42,8 +42,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "answers are kept and read back (default: book-GAME.jsonl in the cache "
                    "folder, shared with bench ntuple --judge)")
     p.add_argument("--table-bits", type=int, default=24, metavar="N",
-                   help="past the tables: the search table's 2**N slots of 24 bytes "
-                   "(default 24: 384 MiB)")
+                   help="past the tables: the search table's 2**N slots of 16 bytes "
+                   "(default 24: 256 MiB)")
     p.add_argument("--save", nargs="?", const="", metavar="FILE", help="record the figures "
                    "as the game's calibration (other games' are kept) in FILE, by default the "
                    "file the server and its web board show them from (gameai/service/levels.json)")

@@ -55,7 +55,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "judgement does not solve the same openings again")
     p.add_argument("--table-bits", type=int, default=24, metavar="N",
                    help="with --judge on a searched board: the search table's 2**N slots of "
-                   "24 bytes (default 24: 384 MiB; 26 for openings: 1.5 GiB)")
+                   "16 bytes (default 24: 256 MiB; 26 for openings: 1 GiB)")
     p.add_argument("--skip-latency", action="store_true")
     p.add_argument("--skip-strength", action="store_true")
     p.add_argument("--json", action="store_true")

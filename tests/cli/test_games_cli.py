@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def gameai(*args: str) -> subprocess.CompletedProcess[str]:
@@ -103,3 +104,73 @@ def test_bench_solver_times_connect_four_positions_by_class(tmp_path):
     assert classes[("end", "easy")]["positions"] == 3 and figures["wrong"] == 0
     assert all(r["mean_ms"] > 0 and r["max_ms"] >= r["mean_ms"] for r in classes.values())
     assert len(list(tmp_path.glob("bench-connect-four-*.json"))) == 4  # the labelled sets
+
+
+TESTSETS = Path(__file__).resolve().parents[1] / "data" / "testsets"
+
+
+def test_the_test_set_files_agree_with_bitbully():
+    """tests/data/testsets: 20 positions of each class in Pons's format ('MOVES SCORE'),
+    drawn by gameai.bench.positions.draw_test_set and labelled by our solver; an
+    independent solver (bitbully, a test dependency) gives every score too."""
+    import pytest
+
+    core = pytest.importorskip("bitbully").bitbully_core
+    solver = core.BitBullyCore()
+    files = sorted(TESTSETS.glob("connect-four-*.txt"))
+    assert len(files) == 5
+    for path in files:
+        lines = path.read_text().splitlines()
+        assert len(lines) == 20
+        for line in lines:
+            moves, score = line.split()
+            board = core.BoardCore()
+            assert board.setBoard([int(c) - 1 for c in moves])
+            assert solver.mtdf(board, 0) == int(score), (path.name, line)
+
+
+def test_solve_positions_checks_every_class_of_the_test_sets():
+    for path in sorted(TESTSETS.glob("connect-four-*.txt")):
+        out = gameai("solve", "connect-four", "--positions", str(path))
+        assert out.returncode == 0, out.stderr
+        rows = [json.loads(line) for line in out.stdout.splitlines()]
+        given = [int(line.split()[1]) for line in path.read_text().splitlines()]
+        assert [r["score"] for r in rows] == given and all(r["agrees"] for r in rows)
+        assert "20 positions solved" in out.stderr
+        for r in rows:
+            assert r["outcome"] == ("win" if r["score"] > 0 else "loss" if r["score"] < 0
+                                    else "draw")
+            assert r["best_moves"] and r["nodes"] >= 0 and r["microseconds"] > 0
+
+
+def test_solve_positions_names_the_lines_that_differ_and_exits_1(tmp_path):
+    """Given scores that are wrong, lines that are no positions: every one is named, the
+    rest are solved, and the exit status is 1. From standard input too."""
+    text = ("4455 18\n"        # right (Pons's example)
+            "44455554221 -14\n"  # wrong: -15
+            "# a comment\n\n"
+            "448\n"            # column 8 of 7
+            "4455667 3\n"      # X has already won
+            "4453 1 2\n")      # not MOVES SCORE
+    out = subprocess.run([sys.executable, "-m", "gameai", "solve", "connect-four",
+                          "--positions", "-", "--score-only"], input=text,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "--positions -: line 7: expected 'MOVES' or 'MOVES SCORE'" in out.stderr
+    good = text.replace("4453 1 2\n", "")
+    path = tmp_path / "set.txt"
+    path.write_text(good)
+    out = gameai("solve", "connect-four", "--positions", str(path))
+    assert out.returncode == 1
+    rows = {r["line"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert rows[1]["agrees"] and rows[1]["best_moves"] == [3, 6] and rows[1]["distance"] == 3
+    assert rows[2]["score"] == -15 and rows[2]["agrees"] is False
+    assert rows[5]["error"] == "moves: move 3 (8): column 8 is out of range (columns are 1-7)"
+    assert "X has won" in rows[6]["error"]
+    assert "line 2 (44455554221): given -14, solved -15" in out.stderr
+    assert "line 5 (448): moves: move 3 (8)" in out.stderr
+    assert "3 position(s) differ" in out.stderr
+    missing = gameai("solve", "connect-four", "--positions", str(tmp_path / "none.txt"))
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    other = gameai("solve", "tictactoe", "--positions", str(path))
+    assert other.returncode == 1 and "gravity game solved by search" in other.stderr

@@ -156,9 +156,7 @@ def test_the_kernel_batch_agrees_with_one_at_a_time():
     masks = np.array([e[1] for e in enc], dtype=np.uint64)
     plies = np.array([e[2] for e in enc], dtype=np.int64)
     out = np.zeros(len(boards), dtype=np.int64)
-    kern.solve_many(curs, masks, plies, searcher.params, searcher.board_mask, searcher.bottom,
-                    searcher.shifts, searcher.order, searcher.tt, searcher.moves,
-                    searcher.scores, searcher.stats, out)
+    kern.solve_many(curs, masks, plies, searcher.geo, searcher.tt, searcher.stats, out)
     got = [to_external(int(s), int(p)) for s, p in zip(out, plies, strict=True)]
     assert got == [ref[(b.x, b.o)] for b in boards]
 
@@ -224,11 +222,12 @@ def test_finished_boards_and_other_games_are_refused():
 class ReferenceTable:
     """The transposition table's bucket policy in plain Python: buckets of two slots; a
     position already held is narrowed in place; a new one takes the first slot when it is
-    at most as deep as the position there (which moves to the second), else the second."""
+    at most as deep as the position there (which moves to the second), else the second.
+    A slot written in an older epoch is empty."""
 
     def __init__(self, bits: int) -> None:
         self.size = 1 << bits
-        self.slots: list[tuple[int, int, int, int, int] | None] = [None] * self.size
+        self.slots: list[tuple[int, int, int, int, int, int] | None] = [None] * self.size
 
     def bucket(self, a: int, b: int) -> int:
         m = (1 << 64) - 1
@@ -236,57 +235,224 @@ class ReferenceTable:
         h ^= h >> 29
         return h & (self.size - 1) & ~1
 
-    def probe(self, a: int, b: int) -> tuple[int, int]:
+    def held(self, j: int, a: int, b: int, epoch: int) -> tuple[int, ...] | None:
+        slot = self.slots[j]
+        return slot if slot is not None and slot[:2] == (a, b) and slot[5] == epoch else None
+
+    def probe(self, a: int, b: int, epoch: int) -> tuple[int, int]:
         i = self.bucket(a, b)
-        for slot in self.slots[i:i + 2]:
-            if slot is not None and slot[:2] == (a, b):
+        for j in (i, i + 1):
+            slot = self.held(j, a, b, epoch)
+            if slot is not None:
                 return slot[2], slot[3]
         return kern.NO_LOWER, kern.NO_UPPER
 
-    def store(self, a: int, b: int, lo: int, hi: int, ply: int) -> None:
+    def store(self, a: int, b: int, lo: int, hi: int, ply: int, epoch: int) -> None:
         i = self.bucket(a, b)
         for j in (i, i + 1):
-            slot = self.slots[j]
-            if slot is not None and slot[:2] == (a, b):
-                self.slots[j] = (a, b, max(lo, slot[2]), min(hi, slot[3]), ply)
+            slot = self.held(j, a, b, epoch)
+            if slot is not None:
+                self.slots[j] = (a, b, max(lo, slot[2]), min(hi, slot[3]), ply, epoch)
                 return
         first = self.slots[i]
-        if first is None or ply <= first[4]:
+        if first is None or first[5] != epoch or ply <= first[4]:
             self.slots[i + 1] = first
-            self.slots[i] = (a, b, lo, hi, ply)
+            self.slots[i] = (a, b, lo, hi, ply, epoch)
         else:
-            self.slots[i + 1] = (a, b, lo, hi, ply)
+            self.slots[i + 1] = (a, b, lo, hi, ply, epoch)
 
 
-def test_the_table_keeps_buckets_as_the_reference():
-    """Random stores and probes on a small table (many collisions) agree with the plain
-    policy, slot by slot, and a position near the root is never pushed out by a deeper one."""
+@pytest.mark.parametrize("words", [2, 3])
+def test_the_table_keeps_buckets_as_the_reference(words):
+    """Random stores and probes on a small table (many collisions), over three epochs (a
+    cleared table), agree with the plain policy, slot by slot, and a position near the root
+    is never pushed out by a deeper one. Three words a slot: the key's second half must
+    match too."""
     rng = random.Random(3)
     bits = 6
-    tt = np.zeros((1 << bits, 3), dtype=np.uint64)
-    tt[:, 2] = kern.EMPTY_BOUNDS
+    tt = np.zeros((1 << bits, words), dtype=np.uint64)
     ref = ReferenceTable(bits)
-    keys = [(rng.getrandbits(40), rng.getrandbits(40)) for _ in range(150)]
+    keys = [(rng.getrandbits(40), rng.getrandbits(40) if words == 3 else 0)
+            for _ in range(150)]
+    if words == 3:  # the same first word with another second: a different position
+        keys += [(a, b ^ 1) for a, b in keys[:20]]
     ply_of = {k: rng.randrange(42) for k in keys}
-    for _ in range(3000):
-        a, b = rng.choice(keys)
-        if rng.random() < 0.5:
-            lo = rng.randrange(-40, 40)
-            hi = rng.randrange(lo, 41)
-            kern.store(tt, np.uint64(a), np.uint64(b), np.int64(lo), np.int64(hi),
-                       np.int64(ply_of[a, b]))
-            ref.store(a, b, lo, hi, ply_of[a, b])
-        got = kern.probe(tt, np.uint64(a), np.uint64(b))
-        assert (int(got[0]), int(got[1])) == ref.probe(a, b)
-    for i, slot in enumerate(ref.slots):
-        if slot is None:
-            assert int(tt[i, 2]) == kern.EMPTY_BOUNDS
-        else:
-            assert (int(tt[i, 0]), int(tt[i, 1])) == slot[:2]
-            assert kern.probe(tt, tt[i, 0], tt[i, 1]) == slot[2:4]
-    firsts = [s for s in ref.slots[::2] if s is not None]
-    seconds = [s for s in ref.slots[1::2] if s is not None]
-    assert firsts and seconds  # both slots in use
+    for epoch in (1, 2, 3):
+        for _ in range(3000):
+            a, b = rng.choice(keys)
+            if rng.random() < 0.5:
+                lo = rng.randrange(-40, 40)
+                hi = rng.randrange(lo, 41)
+                kern.store(tt, np.uint64(a), np.uint64(b), np.int64(lo), np.int64(hi),
+                           np.int64(ply_of[a, b]), np.uint64(epoch))
+                ref.store(a, b, lo, hi, ply_of[a, b], epoch)
+            got = kern.probe(tt, np.uint64(a), np.uint64(b), np.uint64(epoch))
+            assert (int(got[0]), int(got[1])) == ref.probe(a, b, epoch)
+        for i, slot in enumerate(ref.slots):
+            if slot is None:
+                assert int(tt[i, 1]) == 0 and int(tt[i, 0]) == 0
+            else:
+                assert int(tt[i, 0]) == slot[0] and (words == 2 or int(tt[i, 2]) == slot[1])
+                assert int(tt[i, 1]) >> kern.EPOCH_SHIFT == slot[5]
+        live = [s for s in ref.slots if s is not None and s[5] == epoch]
+        assert live and all(kern.probe(tt, np.uint64(s[0]), np.uint64(s[1]), np.uint64(epoch))
+                            == s[2:4] for s in live)
+        # a new epoch: everything reads as empty
+        assert all(kern.probe(tt, np.uint64(s[0]), np.uint64(s[1]), np.uint64(epoch + 1))
+                   == (kern.NO_LOWER, kern.NO_UPPER) for s in live)
+    current = [s for s in ref.slots if s is not None and s[5] == 3]
+    firsts = [s for s in ref.slots[::2] if s is not None and s[5] == 3]
+    seconds = [s for s in ref.slots[1::2] if s is not None and s[5] == 3]
+    assert current and firsts and seconds  # both slots in use
     # a bucket's first slot is never deeper than its second
-    pairs = [(f, s) for f, s in zip(ref.slots[::2], ref.slots[1::2], strict=True) if f and s]
+    pairs = [(f, s) for f, s in zip(ref.slots[::2], ref.slots[1::2], strict=True)
+             if f and s and f[5] == s[5] == 3]
     assert pairs and all(f[4] <= s[4] for f, s in pairs)
+
+
+def _plain_score(board: Board, memo: dict[tuple[int, int], int]) -> int:
+    """Plain memoised negamax from ``board`` (``big - t`` convention)."""
+    key = (board.x, board.o)
+    if key not in memo:
+        game = board.game
+        best = None
+        for move in board.legal_moves():
+            child = board.play(move)
+            if child.winner() is not None:
+                score = game.big - 1
+            elif child.is_full():
+                score = 0
+            else:
+                v = -_plain_score(child, memo)
+                score = v - 1 if v > 0 else v + 1 if v < 0 else 0
+            best = score if best is None else max(best, score)
+        memo[key] = best if best is not None else 0
+    return memo[key]
+
+
+def test_a_wide_board_keys_its_table_by_three_words_and_scores_as_plain_negamax():
+    """mnk-6x5-4 has 7 x 5 = 35 padded bits: no one-word key for a non-gravity board, so
+    its table keeps the mover's stones and all stones in two words of three. Late
+    positions of random games, each from a cleared table and from a warm one, agree with
+    plain negamax."""
+    game = get_game("mnk-6x5-4")
+    searcher = Searcher(game, tt_bits=12)
+    assert searcher.tt.shape[1] == 3
+    rng = random.Random(11)
+    memo: dict[tuple[int, int], int] = {}
+    checked = 0
+    while checked < 25:
+        board = game.initial()
+        while board.ply < game.cells - 9 and not board.is_over():
+            board = board.play(rng.choice(board.legal_moves()))
+        if board.is_over():
+            continue
+        expected = _plain_score(board, memo)
+        assert searcher.score(board) == expected, board  # the table warm from earlier ones
+        searcher.clear()
+        assert searcher.score(board) == expected, board
+        checked += 1
+
+
+def test_a_cleared_table_forgets_and_scores_again():
+    """Clearing starts a new epoch: the same nodes are searched again, with the same
+    score, and a finished board is refused by the one-call path as by the others."""
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)
+    board = game.parse_moves("4444433")
+    first = searcher.score(board)
+    n0 = searcher.nodes
+    assert searcher.score(board) == first and searcher.nodes - n0 <= 2  # from the table
+    searcher.clear()
+    n1 = searcher.nodes
+    assert searcher.score(board) == first
+    assert searcher.nodes - n1 == n0
+    with pytest.raises(GameOver) as over:
+        searcher.score(game.parse_moves("4455667"))
+    assert over.value.winner == "X"
+
+
+def test_proving_by_columns_agrees_with_solving_the_board():
+    """The batch path (columns to bitboards, no Board) gives the score and the optimal
+    moves that ``solve`` gives, on random Connect Four positions of every stage."""
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=20)
+    rng = random.Random(5)
+    checked = 0
+    while checked < 40:
+        board, columns = game.initial(), []
+        for _ in range(rng.randrange(14, 38)):
+            cols = [m % 7 for m in board.legal_moves()]
+            col = rng.choice(cols)
+            board = board.play(next(m for m in board.legal_moves() if m % 7 == col))
+            columns.append(col)
+            if board.is_over():
+                break
+        if board.is_over():
+            with pytest.raises(GameOver):
+                searcher.prove_columns(columns)
+            continue
+        solution = searcher.solve(board)
+        proof = searcher.prove_columns(columns)
+        assert proof.ply == board.ply and proof.score == solution.moves[0].score
+        assert proof.best == tuple(sorted(m.col for m in solution.moves if m.optimal))
+        assert searcher.prove_columns(columns, best=False).best == ()
+        # with a time limit the moves are asked one by one from Python: the same answer
+        timed = searcher.prove_columns(columns, time_limit=60)
+        assert (timed.score, timed.best) == (proof.score, proof.best)
+        checked += 1
+
+
+@pytest.mark.parametrize("moves", ["448", "4444444", "4455667 1", "4455667", "0"])
+def test_proving_by_columns_refuses_as_the_notation_does(moves):
+    """Out of range, a full column, a move after the end: the same error, word for word, as
+    parsing the notation; a finished game is over."""
+    from gameai.games.errors import IllegalMove
+    from gameai.games.mnk.columns import parse_moves
+
+    game = get_game("connect-four")
+    columns = [int(c) - 1 for c in moves.replace(" ", "")]
+    searcher = Searcher(game, tt_bits=10)
+    try:
+        parse_moves(game, moves.replace(" ", ""))
+    except IllegalMove as expected:
+        with pytest.raises(IllegalMove) as got:
+            searcher.prove_columns(columns)
+        assert str(got.value) == str(expected) and got.value.field == "moves"
+    else:
+        with pytest.raises(GameOver):
+            searcher.prove_columns(columns)
+
+
+def test_pons_scores_of_his_examples_and_decided_within():
+    """Pons's examples: "4455" scores 18 (X wins with its fourth stone), "44455554221" -15
+    (O's every move loses to X's seventh stone); and decided_within as the exact score."""
+    from gameai.games.mnk.columns import pons_score
+
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)
+    for moves, expected in (("4455", 18), ("44455554221", -15)):
+        proof = searcher.prove_columns([int(c) - 1 for c in moves])
+        assert pons_score(game, proof.score, proof.ply) == expected
+    rng = random.Random(8)
+    for _ in range(30):
+        board = game.initial()
+        for _ in range(rng.randrange(16, 34)):
+            board = board.play(rng.choice(board.legal_moves()))
+            if board.is_over():
+                break
+        if board.is_over():
+            continue
+        distance = game.big - abs(searcher.score(board))
+        for plies in (3, 9, 13):
+            decided = searcher.score(board) != 0 and distance <= plies
+            assert searcher.decided_within(board, plies) == decided, (board, plies)
+
+
+def test_proving_by_columns_out_of_time_says_so_and_names_the_position():
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)
+    with pytest.raises(SearchTimeout) as caught:
+        searcher.prove_columns([3, 3, 4, 2], time_limit=0.02)
+    assert "not solved within 0.02 s" in str(caught.value)
+    assert caught.value.partial.board == game.parse_moves("4453")

@@ -10,6 +10,8 @@ number: a column out of range, a full column, a move after the game ended.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from gameai.games.errors import IllegalMove, InvalidBoard
 from gameai.games.mnk.board import Board
@@ -86,3 +88,52 @@ def _illegal(message: str) -> IllegalMove:
     error.field = "moves"
     return error
 
+
+
+# -- test-set lines ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TestLine:
+    """One line of a test set: ``MOVES [SCORE]`` (Pascal Pons's Connect Four test sets)."""
+
+    number: int  # the line's number in its file, from 1
+    moves: str
+    columns: tuple[int, ...] | None  # from 0; None when the moves need parse_moves's check
+    given: int | None  # the score the line gives, in Pons's convention
+
+
+def read_test_lines(game: Geometry, lines: Iterable[str]) -> Iterator[TestLine]:
+    """The positions of a test set, one a line: the moves (columns from 1; comma-separated
+    past 9 columns) and optionally the score of the side to move in Pons's convention
+    (:func:`pons_score`). Blank lines and lines from ``#`` are skipped.
+
+    Raises:
+        InvalidBoard: a line that is neither ``MOVES`` nor ``MOVES SCORE`` (names the line).
+    """
+    for number, raw in enumerate(lines, 1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = text.split()
+        if len(parts) > 2 or (len(parts) == 2 and not re.fullmatch(r"[+-]?\d{1,3}", parts[1])):
+            raise _invalid(f"line {number}: expected 'MOVES' or 'MOVES SCORE' (columns from "
+                           f"1, then an integer score), got {text[:60]!r}")
+        moves = parts[0]
+        given = int(parts[1]) if len(parts) == 2 else None
+        tokens = moves.split(",") if "," in moves or game.cols > 9 else list(moves)
+        columns = None
+        if all(t.isdecimal() and len(t) <= 3 for t in tokens) and len(moves) <= MAX_MOVES_TEXT:
+            columns = tuple(int(t) - 1 for t in tokens)
+        yield TestLine(number, moves, columns, given)
+
+
+def pons_score(game: Geometry, score: int, ply: int) -> int:
+    """Our score (``big - t`` for a win in ``t`` plies, from the side to move at ``ply``)
+    in Pascal Pons's convention: a win whose last stone is the ``e``-th of the game (from
+    1) scores ``(cells + 2 - e) // 2``, which on 6x7 is 22 minus the winner's stones (1 for
+    a win with the winner's last stone, 18 for "4455"'s win with X's fourth); a loss the
+    negative of the winner's; a draw 0."""
+    if score == 0:
+        return 0
+    e = ply + game.big - abs(score)
+    return (game.cells + 2 - e) // 2 * (1 if score > 0 else -1)

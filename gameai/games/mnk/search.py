@@ -18,25 +18,30 @@ bounds). The table survives, so asking again resumes where the search stopped.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from gameai.games import budget
 from gameai.games.budget import Estimate
-from gameai.games.errors import GameError, TooLarge
+from gameai.games.errors import GameError, GameOver, IllegalMove, TooLarge
 from gameai.games.interface import MoveOutcome, Solution
 from gameai.games.mnk import search_kernel as kern
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.geometry import Geometry, geometry_of
 from gameai.games.mnk.scores import describe_score
 
-DEFAULT_TT_BITS = 22  # 4M slots, 96 MB
-SLOT_BYTES = 24  # the position (two words) and the bounds (a third)
-MIN_TT_BITS = 16  # 1.5 MB: the smallest table the shared searcher settles for
+DEFAULT_TT_BITS = 22  # 4M slots, 64 MB
+SLOT_BYTES = 16  # the position's key and a word with its bounds (a third word on non-gravity
+# boards wider than 32 padded bits)
+HUGE_PAGE = 2 << 20  # the table's alignment
+MIN_TT_BITS = 16  # 1 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
@@ -114,6 +119,35 @@ def _move_name(game: Geometry, move: int) -> str:
     return f"cell {move} (row {move // game.cols}, col {move % game.cols})"
 
 
+class Proof(NamedTuple):
+    """What :meth:`Searcher.prove_columns` proved of a position (a tuple: cheap to make)."""
+
+    ply: int
+    score: int  # ``big - t`` for a win in ``t`` plies, from the side to move
+    best: tuple[int, ...]  # the optimal moves' columns (from 0), ascending
+    nodes: int
+    seconds: float
+
+
+def _column_error(game: Geometry, columns: Sequence[int], status: int, number: int
+                  ) -> IllegalMove:
+    """The error :func:`gameai.games.mnk.columns.parse_moves` gives for the same moves:
+    move ``number`` (from 1) was refused for ``status``."""
+    column = columns[number - 1] + 1
+    where = f"moves: move {number} ({column})"
+    if status == kern.OUT_OF_RANGE:
+        message = f"{where}: column {column} is out of range (columns are 1-{game.cols})"
+    elif status == kern.COLUMN_FULL:
+        message = f"{where}: column {column} is full"
+    else:
+        how = {kern.X_WON: "X won", kern.O_WON: "O won"}.get(status,
+                                                            "the board was full (a draw)")
+        message = f"{where}: the game was already over: {how} at move {number - 1}"
+    error = IllegalMove(message)
+    error.field = "moves"
+    return error
+
+
 def supports(game: object) -> bool:
     """Whether the search solves ``game``: an m,n,k game whose padded bitboard fits."""
     return isinstance(game, Geometry) and (game.rows + 1) * game.cols <= 64
@@ -124,7 +158,8 @@ class Searcher:
 
     Args:
         game: an m,n,k game (gravity or not) with ``(rows + 1) * cols <= 64``.
-        tt_bits: the table has ``2**tt_bits`` slots of 24 bytes.
+        tt_bits: the table has ``2**tt_bits`` slots of 16 bytes (24 on non-gravity boards
+            past 32 padded bits).
     Raises:
         TooLarge: the board does not fit the bitboard.
         OverBudget: the table would not fit the memory limit.
@@ -137,11 +172,12 @@ class Searcher:
                            f"{mnk.rows + 1} x {mnk.cols} is {(mnk.rows + 1) * mnk.cols}")
         if not 10 <= tt_bits <= 30:
             raise ValueError(f"tt_bits must be from 10 to 30, got {tt_bits}")
-        budget.require(Estimate(f"the search table of {game.name}", SLOT_BYTES << tt_bits))
+        wide = not mnk.gravity and 2 * (mnk.rows + 1) * mnk.cols > 64
+        words = 3 if wide else 2
+        budget.require(Estimate(f"the search table of {game.name}",
+                                table_bytes(tt_bits, words)))
         self.game = mnk
         rows, cols, h = mnk.rows, mnk.cols, mnk.rows + 1
-        self.params = np.array([h, cols, rows, mnk.k, int(mnk.gravity), mnk.cells,
-                                MIRROR_PLIES, mnk.cells - ETC_LEFT], dtype=np.int64)
         column = (1 << rows) - 1
         self.board_mask = np.uint64(sum(column << (c * h) for c in range(cols)))
         self.bottom = np.uint64(sum(1 << (c * h) for c in range(cols)))
@@ -150,21 +186,60 @@ class Searcher:
         # the bit of each row-major cell, and back
         self.cell_bit = [1 << ((i % cols) * h + rows - 1 - i // cols) for i in range(mnk.cells)]
         self.bit_cell = {b.bit_length() - 1: i for i, b in enumerate(self.cell_bit)}
-        size = 1 << tt_bits
-        self.tt = np.zeros((size, 3), dtype=np.uint64)  # position (two words), bounds
-        self.tt[:, 2] = kern.EMPTY_BOUNDS
-        width = mnk.cols if mnk.gravity else mnk.cells
-        self.moves = np.zeros((mnk.cells + 1, width + 1), dtype=np.uint64)
-        self.scores = np.zeros((mnk.cells + 1, width + 1), dtype=np.int64)
-        self.stats = np.zeros(3, dtype=np.int64)
+        head = [0] * kern.G_ORDER
+        head[kern.G_BOARD] = int(self.board_mask)
+        head[kern.G_BOTTOM] = int(self.bottom)
+        head[kern.G_H], head[kern.G_COLS], head[kern.G_ROWS] = h, cols, rows
+        head[kern.G_K], head[kern.G_GRAVITY], head[kern.G_CELLS] = mnk.k, int(mnk.gravity), \
+            mnk.cells
+        head[kern.G_MIRROR], head[kern.G_ETC] = MIRROR_PLIES, max(0, mnk.cells - ETC_LEFT)
+        head[kern.G_W], head[kern.G_WIDE] = h * cols, int(wide)
+        head[kern.G_NORDER] = len(self.order)
+        head[kern.G_CELLBITS] = kern.G_ORDER + len(self.order)
+        self.geo = np.array([*head, *(int(m) for m in self.order), *self.cell_bit],
+                            dtype=np.uint64)
+        self.tt = _table(1 << tt_bits, words)  # key, bounds (, key)
+        self.stats = np.zeros(kern.STATS, dtype=np.int64)
+        self.stats[kern.EPOCH] = 1  # a zeroed slot is of epoch 0: empty
         self.nodes = 0  # every node searched since this searcher was made
         self.rate = 0.0  # nodes per second of the last timed slice
         self._lock = threading.Lock()
+        self._big = mnk.big
+        self._unbounded = np.int64(np.iinfo(np.int64).max)
 
     def clear(self) -> None:
-        """Forget the transposition table (benchmarks time solves from nothing)."""
-        self.tt[:, :2] = 0
-        self.tt[:, 2] = kern.EMPTY_BOUNDS
+        """Forget the transposition table (benchmarks time solves from nothing): a new
+        epoch, in which every slot reads as empty; the memory is zeroed only when the
+        epochs run out (after 2**40 clears)."""
+        with self._lock:
+            if self.stats[kern.EPOCH] >= (1 << 40) - 1:
+                self.tt[:] = 0
+                self.stats[kern.EPOCH] = 0
+            self.stats[kern.EPOCH] += 1
+
+    def warm(self) -> None:
+        """Load (or compile) every kernel now and touch every page of the table, so that no
+        timed call pays for either (a first touch of a huge page zeroes 2 MiB)."""
+        with self._lock:
+            step = max(1, 4096 // (8 * self.tt.shape[1]))  # a row every 4 KiB page
+            touched = self.tt[::step, 0]
+            np.bitwise_or(touched, 0, out=touched)  # a write: a read would map no page
+            stats = self.stats
+            full = np.uint64(int(self.game.full_mask))  # a finished board: no search
+            kern.board_bounds(full, np.uint64(0), -self._big, self._big, self.geo, self.tt,
+                              stats)
+            stats[kern.NODES], stats[kern.BUDGET], stats[kern.ABORTED] = 0, 0, 0
+            kern.solve_bounds(np.uint64(0), np.uint64(0), np.int64(0), np.int64(-self._big),
+                              np.int64(self._big), self.geo, self.tt, stats)
+            if self.game.gravity:  # a column out of range: refused before any search
+                for wrong in (bytes([255]), np.array([-1], dtype=np.int64)):
+                    kern.columns_position(wrong, self.geo)
+                    kern.columns_bounds(wrong, np.int64(-self._big), np.int64(self._big),
+                                        self.geo, self.tt, stats)
+                    kern.columns_best(wrong, self.geo, self.tt, stats)
+                kern.child_outcomes(np.uint64(0), np.uint64(0), np.int64(0), self.geo,
+                                    np.empty(self.game.cols, dtype=np.int64))
+            stats[kern.ABORTED] = 0
 
     # -- positions -----------------------------------------------------------------------
 
@@ -193,6 +268,8 @@ class Searcher:
             GameOver: the game has ended.
             SearchTimeout: not proved within ``time_limit`` seconds.
         """
+        if time_limit is None and progress is None:
+            return self._score_now(board)
         self._check(board).require_playable()
         deadline = None if time_limit is None else time.perf_counter() + time_limit
         started, nodes = time.perf_counter(), self.nodes
@@ -206,6 +283,98 @@ class Searcher:
                                 f"({partial.nodes:,} nodes): the score lies between "
                                 f"{to_external(lo, ply)} and {to_external(hi, ply)}", partial)
         return to_external(lo, ply)
+
+    def _score_now(self, board: Board) -> int:
+        """:meth:`score` without a time limit: one kernel call encodes, checks and solves."""
+        if not isinstance(board, Board) or board.game is not self.game:
+            raise GameError(f"not a position of {self.game.name}")
+        big = self._big
+        with self._lock:
+            status, ply, lo, _ = kern.board_bounds(np.uint64(board.x), np.uint64(board.o),
+                                                   -big, big, self.geo, self.tt, self.stats)
+            self.nodes += int(self.stats[kern.NODES])
+        if status != kern.LIVE:
+            raise GameOver(None if status == kern.FULL else "X" if status == kern.X_WON else "O")
+        return to_external(int(lo), int(ply))
+
+    def prove_columns(self, columns: Sequence[int], *, time_limit: float | None = None,
+                      best: bool = True) -> Proof:
+        """The exact score of the gravity position after ``columns`` (from 0) and, with
+        ``best``, its optimal moves: the batch path (``gameai solve --positions``), from
+        bitboards to bitboards without a :class:`Board` between.
+
+        Raises:
+            IllegalMove: a column out of range or full, or a move after the game ended.
+            GameOver: the game has ended.
+            SearchTimeout: not proved within ``time_limit`` seconds (no per-move bounds).
+        """
+        g = self.game
+        if not g.gravity:
+            raise GameError(f"{g.name}: positions by columns are for gravity games")
+        started, nodes = time.perf_counter(), self.nodes
+        deadline = None if time_limit is None else started + time_limit
+        big = self._big
+        try:
+            array: bytes | np.ndarray = bytes(columns)  # no array to make: 2-3 us a call
+        except ValueError:  # a column below 0 or past 255: refused in the kernel's order
+            array = np.fromiter(columns, dtype=np.int64, count=len(columns))
+        with self._lock:
+            if deadline is None and best:  # one call: the moves, the score, the best moves
+                status, number, c, m, lo, bits = kern.columns_best(array, self.geo, self.tt,
+                                                                   self.stats)
+                self.nodes += int(self.stats[kern.NODES])
+                if status == kern.LIVE:
+                    ply = len(columns)
+                    return Proof(ply, to_external(int(lo), ply),
+                                 tuple(c for c in range(g.cols) if bits >> c & 1),
+                                 self.nodes - nodes, time.perf_counter() - started)
+                hi = lo
+            elif deadline is None:  # one call: the moves played, then the search
+                status, number, c, m, lo, hi = kern.columns_bounds(array, -big, big, self.geo,
+                                                                  self.tt, self.stats)
+                self.nodes += int(self.stats[kern.NODES])
+            else:
+                status, number, c, m = kern.columns_position(array, self.geo)
+            cur, mask, ply = int(c), int(m), len(columns)
+            if status in (kern.OUT_OF_RANGE, kern.COLUMN_FULL) or number <= ply:
+                raise _column_error(g, columns, int(status), int(number))
+            if status != kern.LIVE:
+                raise GameOver(None if status == kern.FULL else
+                               "X" if status == kern.X_WON else "O")
+            if deadline is not None:
+                lo, hi = self._bounds(cur, mask, ply, deadline)
+            lo, hi = int(lo), int(hi)
+            optimal: list[int] = []
+            if lo == hi and best:
+                outcomes = np.empty(g.cols, dtype=np.int64)
+                kern.child_outcomes(np.uint64(cur), np.uint64(mask), np.int64(ply),
+                                    self.geo, outcomes)
+                bottom, h = int(self.bottom), g.rows + 1
+                for col, outcome in enumerate(outcomes.tolist()):
+                    if outcome == -2:
+                        continue
+                    if outcome >= 0:  # a win at once, or the last cell's draw
+                        if (big - ply - 1 if outcome == 1 else 0) == lo:
+                            optimal.append(col)
+                        continue
+                    move = (mask + bottom) & (((1 << g.rows) - 1) << (col * h))
+                    # the move reaches the score when the child's is at most -score
+                    clo, chi = self._bounds(cur ^ mask, mask | move, ply + 1, deadline,
+                                            lo=-lo, hi=-lo + 1)
+                    if clo != chi and chi > -lo and clo <= -lo:
+                        hi = big  # out of time: not every move settled
+                        break
+                    if chi <= -lo:
+                        optimal.append(col)
+        seconds = time.perf_counter() - started
+        if lo != hi:
+            from gameai.games.mnk.columns import parse_moves, to_moves
+
+            board = parse_moves(g, to_moves(g, list(columns)))  # a live position: no error
+            partial = PartialSolution(board, (), seconds, self.nodes - nodes)
+            raise SearchTimeout(f"{g.name}: not solved within {time_limit:g} s "
+                                f"({partial.nodes:,} nodes)", partial)
+        return Proof(ply, to_external(lo, ply), tuple(optimal), self.nodes - nodes, seconds)
 
     def solve(self, board: Board, *, time_limit: float | None = None) -> Solution:
         """Every legal move's exact score, best first, and the position's.
@@ -273,6 +442,29 @@ class Searcher:
         """
         return self._moves_at_least(board, 0, time_limit)[1]
 
+    def decided_within(self, board: Board, plies: int) -> bool:
+        """Whether perfect play ends ``board``'s game in a win or a loss within ``plies``
+        plies (two null-window searches: cheaper than the exact score when it is not).
+
+        Raises:
+            GameOver: the game has ended.
+        """
+        self._check(board).require_playable()
+        big = self._big
+        with self._lock:
+            cur, mask, ply = self.encode(board)
+            for external in (big - plies, -(big - plies)):
+                med = from_external(external, ply)
+                if external > 0:  # a win within: the score is at least ``med``
+                    lo, hi = self._bounds(cur, mask, ply, None, lo=med - 1, hi=med)
+                    if lo >= med:
+                        return True
+                else:  # a loss within: the score is at most ``med``
+                    lo, hi = self._bounds(cur, mask, ply, None, lo=med, hi=med + 1)
+                    if hi <= med:
+                        return True
+        return False
+
     def _moves_at_least(self, board: Board, floor: int | None, time_limit: float | None
                         ) -> tuple[int, tuple[int, ...]]:
         """``(score, moves)``: with ``floor=None`` the exact score and the moves reaching
@@ -336,18 +528,18 @@ class Searcher:
         ``lo`` and ``hi = lo + 1`` instead, one null-window test: the result's upper bound
         is at most ``lo`` when the score is, else its lower bound is above ``lo``."""
         big = self.game.big
-        low = np.int64(-big if lo is None else lo)
-        high = np.int64(big if hi is None else hi)
+        low: kern.Score = np.int64(-big if lo is None else lo)
+        high: kern.Score = np.int64(big if hi is None else hi)
         budget = FIRST_SLICE
         sliced = deadline is not None or progress is not None
         started, nodes = time.perf_counter(), self.nodes
         while True:
-            self.stats[:] = (0, budget if sliced else np.iinfo(np.int64).max, 0)
+            self.stats[kern.NODES] = 0
+            self.stats[kern.BUDGET] = budget if sliced else self._unbounded
+            self.stats[kern.ABORTED] = 0
             t0 = time.perf_counter()
-            low, high = kern.solve_bounds(
-                np.uint64(cur), np.uint64(mask), np.int64(ply), low, high, self.params,
-                self.board_mask, self.bottom, self.shifts, self.order, self.tt, self.moves,
-                self.scores, self.stats)
+            low, high = kern.solve_bounds(np.uint64(cur), np.uint64(mask), np.int64(ply), low,
+                                          high, self.geo, self.tt, self.stats)
             spent = time.perf_counter() - t0
             self.nodes += int(self.stats[kern.NODES])
             if spent > 0.01:
@@ -397,6 +589,28 @@ class Searcher:
         if not image or any(board.cell(i) != board.cell(image[i]) for i in range(g.cells)):
             return {}
         return {m: image[m] for m in board.legal_moves() if image[m] != m}
+
+
+def table_bytes(tt_bits: int, words: int = SLOT_BYTES // 8) -> int:
+    """The memory a table of ``2**tt_bits`` slots takes: whole huge pages (a table of 1 MiB
+    still takes one 2 MiB page)."""
+    return -(-(8 * words << tt_bits) // HUGE_PAGE) * HUGE_PAGE
+
+
+def _table(slots: int, words: int) -> np.ndarray:
+    """A zeroed table of ``slots`` rows of ``words`` words, aligned to 2 MiB and asking the
+    kernel for huge pages: a probe lands anywhere in it, and with 4 KiB pages nearly every
+    probe of a large table also missed the address cache (the TLB). Measured on 20
+    beginning positions: 6.0M nodes/s with a 64 MiB table of plain pages, 13.7M with 1 MiB
+    (docs/solver.md)."""
+    nbytes = slots * words * 8
+    buf = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # no huge pages here: plain pages still work
+            buf.madvise(mmap.MADV_HUGEPAGE)
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    start = -raw.ctypes.data % HUGE_PAGE
+    return raw[start:start + nbytes].view(np.uint64).reshape(slots, words)
 
 
 def from_external(score: int, ply: int) -> int:
@@ -455,7 +669,7 @@ def searcher(game: Geometry) -> Searcher:
         if found is None:
             limit = budget.memory_limit().bytes
             bits = DEFAULT_TT_BITS
-            while bits > MIN_TT_BITS and SLOT_BYTES << bits > limit // 2:
+            while bits > MIN_TT_BITS and table_bytes(bits) > limit // 2:
                 bits -= 1
             found = _keep(game, Searcher(game, tt_bits=bits))
         return found
