@@ -55,6 +55,20 @@ class ModelSession:
             self._answers[key] = answer
         return answer
 
+    def state_position(self, state: State, depth: int | None = None) -> Position:
+        """:meth:`position` of a state already parsed and checked playable (a reviewed
+        game's positions), every move valued; cached as :meth:`position` caches."""
+        key = f"{state}\n{state.to_move}"
+        if depth is not None:
+            key = f"{key}\0{depth}"
+        hit = self._answers.get(key)
+        if hit is not None:
+            return hit
+        answer = self._answer(state, depth)
+        if len(self._answers) < ANSWER_CACHE_SIZE:
+            self._answers[key] = answer
+        return answer
+
     def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
         """The evaluation of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from gameai.service.rest import admin, catalog, health, moves
+from gameai.service.rest import admin, catalog, engine, health, moves
 from gameai.service.rest.errors import add_error_handlers
 from gameai.service.rest.health import WEB_DIR
 from gameai.service.rest.middleware import RequestMetrics
@@ -30,6 +30,7 @@ def create_app(runtime: Runtime) -> FastAPI:
                          "The same API over gRPC: proto/gameai/v1.")
     app.state.runtime = runtime
     app.include_router(moves.router)
+    app.include_router(engine.router)
     app.include_router(catalog.router)
     if runtime.settings.admin_token is not None:
         app.include_router(admin.router)
