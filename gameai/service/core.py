@@ -42,6 +42,7 @@ from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
 from gameai.store import (
     AliasChange,
     Pin,
+    ShadowReport,
     StoreUnavailable,
     UnknownVersion,
     VersionRecord,
@@ -131,6 +132,7 @@ class GameSummary:
     loaded_versions: list[int]
     ready: bool
     pin: Pin | None = None
+    shadow_share: int = 0
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,18 @@ class ModelListing:
     aliases: dict[str, int]
     canary_weight: int
     pin: Pin | None = None  # an operator's pin on production
+    shadow_share: int = 0  # percent of production's best-move queries mirrored to shadow
+    shadow: ShadowReport | None = None  # what shadowing found against production
+
+    def shadow_json(self) -> dict[str, Any] | None:
+        """The shadow test as the listing shows it (``None``: no shadow alias)."""
+        version = self.aliases.get("shadow")
+        if version is None:
+            return None
+        report = self.shadow or ShadowReport(self.game, version,
+                                             self.aliases.get("production") or 0)
+        return {"version": version, "share": self.shadow_share, **report.to_json(),
+                "summary": report.describe()}
 
 
 # -- moves -------------------------------------------------------------------------------
@@ -366,7 +380,7 @@ def list_games(registry: Registry) -> list[GameSummary]:
 
 def _summary(state: Served) -> GameSummary:
     return GameSummary(state.game, dict(state.aliases), state.canary_weight,
-                       sorted(state.models), state.ready, state.pin)
+                       sorted(state.models), state.ready, state.pin, state.shadow_share)
 
 
 def list_models(registry: Registry, *, game: str) -> ModelListing:
@@ -374,18 +388,24 @@ def list_models(registry: Registry, *, game: str) -> ModelListing:
     is down (and :class:`Unavailable` if that is none)."""
     state = registry.served(_text(game, "game", required=True))
     name = state.game.name
+    shadow = None
     try:
         _require_store(registry)
         records = registry.store.versions(game=name)
         rollout = registry.store.rollout(game=name)
         aliases, weight, pin = dict(rollout.aliases), rollout.canary_weight, rollout.pin
+        share = rollout.shadow_share
+        if rollout.shadow is not None:
+            reports = registry.store.shadow_reports(game=name, version=rollout.shadow)
+            shadow = next((r for r in reports if r.production == rollout.production), None)
     except StoreUnavailable:
         if not state.models:
             raise
         records = [m.record for m in state.models.values()]
         aliases, weight, pin = dict(state.aliases), state.canary_weight, state.pin
+        share = state.shadow_share
     versions = [_model_summary(state, r.version, r, aliases) for r in records]
-    return ModelListing(name, versions, aliases, weight, pin)
+    return ModelListing(name, versions, aliases, weight, pin, share, shadow)
 
 
 def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:

@@ -279,7 +279,8 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
             games = [models_pb2.GameInfo(
                 name=s.game.name, rows=s.game.rows, cols=s.game.cols, k=s.game.k,
                 gravity=s.game.gravity, aliases=s.aliases, canary_weight=s.canary_weight,
-                loaded_versions=s.loaded_versions, ready=s.ready)
+                loaded_versions=s.loaded_versions, ready=s.ready,
+                shadow_share=s.shadow_share)
                 for s in core.list_games(self.edge.registry)]
             return models_pb2.ListGamesResponse(games=games), None
         return await self.edge.call("ListGames", "", context, work)
@@ -287,9 +288,14 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
     async def ListModels(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, None]:
             listing = core.list_models(self.edge.registry, game=request.game)
-            return models_pb2.ListModelsResponse(
+            response = models_pb2.ListModelsResponse(
                 game=listing.game, aliases=listing.aliases, canary_weight=listing.canary_weight,
-                versions=[_version_pb(v) for v in listing.versions]), None
+                versions=[_version_pb(v) for v in listing.versions])
+            shadow = listing.shadow_json()
+            if shadow is not None:
+                response.shadow.CopyFrom(models_pb2.ShadowTest(
+                    **{k: v for k, v in shadow.items() if k in _SHADOW_FIELDS and v is not None}))
+            return response, None
         return await self.edge.call("ListModels", request.game, context, work, blocking=True)
 
     async def GetModel(self, request: Any, context: Any) -> Any:
@@ -298,6 +304,9 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
                                      version=request.version)
             return _version_pb(summary), summary.version
         return await self.edge.call("GetModel", request.game, context, work, blocking=True)
+
+
+_SHADOW_FIELDS = {f.name for f in models_pb2.ShadowTest.DESCRIPTOR.fields}
 
 
 def _version_pb(summary: core.ModelSummary) -> Any:
