@@ -195,7 +195,8 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
     name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
-    if registry.mirror is not None:  # a shadow test sees the position, off this path
+    if registry.mirror is not None and model.strip() in ("", "production"):
+        # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
         registry.mirror(name, loaded, text, side, searched)
     return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)

@@ -40,6 +40,7 @@ log = logging.getLogger("gameai.service")
 QUEUE_SIZE = 1000
 SOLVE_MS = 20  # the solver's budget per shadowed query
 DUTY = 0.1  # the worker is busy at most this share of the time
+MAX_REST = 1.0  # seconds of one rest
 FLUSH_SECONDS = 1.0  # tallies go to the store this often
 FAILED_KEPT = 10_000  # positions the shadow's solver could not prove, not tried again
 TALLIES = ("compared", "agreed", "proved", "production_optimal", "shadow_optimal", "dropped")
@@ -136,10 +137,12 @@ class Shadow:
             self.metrics.shadow_queued.set(self._queue.qsize())
             now = time.monotonic()
             if busy > self.duty * max(now - window_start, 1e-3):
-                # over the duty cycle: rest until the busy share is back to it
-                self._stop.wait(busy / self.duty - (now - window_start))
+                # over the duty cycle: rest until the busy share is back to it (at most a
+                # second: one comparison that took long, a solver's first table, is past)
+                self._stop.wait(min(busy / self.duty - (now - window_start), MAX_REST))
                 now = time.monotonic()
-            if now - window_start > 1.0:
+                window_start, busy = now, 0.0
+            elif now - window_start > 1.0:
                 window_start, busy = now, 0.0
             if now - last_flush >= self.flush_seconds:
                 self.flush()

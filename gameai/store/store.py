@@ -403,7 +403,7 @@ class ModelStore:
             AliasRefused: a bad share, or a share above 0 with no shadow version.
             UnknownVersion: ``version`` does not exist.
         """
-        policy.check_weight(share)
+        policy.check_weight(share, "shadow share")
         self._change(game=game, alias="shadow", version=version, by=by, action="shadow",
                      weight=share, weight_key=self.keys.shadow(game))
 
