@@ -24,7 +24,7 @@ from gameai.games import GameError
 from gameai.models.levels import DEFAULT_LEVEL
 from gameai.service import core
 from gameai.service.calibration import level_entries, measured_how
-from gameai.service.errors import ServiceError, classify
+from gameai.service.errors import ServiceError, Status, classify
 from gameai.service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
 from gameai.service.grpc_render import (
     LEVELS,
@@ -79,7 +79,12 @@ class _Edge:
                 result, version = await asyncio.to_thread(work) if blocking else work()
             return result
         except _HANDLED as e:
-            code = await self.abort(context, e)
+            status = classify(e)
+            if status is None:
+                code = "INTERNAL"
+                raise
+            code = status.code_name
+            await self.abort(context, status)
             raise  # abort raises; this line only satisfies the type checker
         except BaseException as e:
             if code == "OK" and not isinstance(e, grpc.aio.AbortError):
@@ -90,15 +95,10 @@ class _Edge:
             self.metrics.observe("grpc", method, game if game in self.games else "", version,
                                  code, time.perf_counter() - started)
 
-    async def abort(self, context: grpc.aio.ServicerContext, error: Exception) -> str:
-        """End the call with the error's status (raises ``AbortError``), or re-raise a bug;
-        returns the status name for the metrics."""
-        status = classify(error)
-        if status is None:
-            raise error
+    async def abort(self, context: grpc.aio.ServicerContext, status: Status) -> None:
+        """End the call with ``status`` (raises ``AbortError``)."""
         context.set_trailing_metadata((("gameai-field", status.field),))
         await context.abort(status.grpc, status.message)
-        return status.code_name
 
     async def stream(self, method: str, game: str, context: grpc.aio.ServicerContext,
                      open_job: Callable[[], Analysis]) -> AsyncIterator[Any]:
@@ -116,7 +116,12 @@ class _Edge:
                 async for update in run_stream(job, self.runtime.lanes, self.metrics):
                     yield update_pb(update)
             except _HANDLED as e:
-                code = await self.abort(context, e)
+                status = classify(e)
+                if status is None:
+                    code = "INTERNAL"
+                    raise
+                code = status.code_name
+                await self.abort(context, status)
         except asyncio.CancelledError:
             code = "CANCELLED"
             raise
