@@ -64,6 +64,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--workers", default="1,2", help="server process counts to compare")
     p.add_argument("--client-processes", type=int, default=2,
                    help="load-generating processes (default 2)")
+    p.add_argument("--review-games", type=int, default=5000, help="self-play games that "
+                   "train the Connect Four network the reviews are timed with (5000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench)
 
