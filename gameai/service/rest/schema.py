@@ -16,8 +16,10 @@ Game = Annotated[str, Path(examples=["tictactoe"])]
 
 
 class LevelName(StrEnum):
-    """The levels of play, weakest first (:data:`gameai.models.levels.LEVELS`; a test holds
-    the two equal)."""
+    """The levels of play, weakest first (docs/levels.md)."""
+
+    # gameai.models.levels.LEVELS, the levels themselves: tests/service/
+    # test_generated_client.py holds the two equal
 
     beginner = "beginner"
     casual = "casual"
