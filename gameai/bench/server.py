@@ -241,9 +241,12 @@ def measure_shadow(pool: Any, args: argparse.Namespace, http_port: int, grpc_por
         set_shadow_share(url, http_port, 0)
         ratios = [b["rate"] / a["rate"] for a, b in zip(off, on, strict=True)]
         answered = sum(len(r["latencies"]) for r in on)
-        out[transport] = {"off": combine(off), "on": combine(on),
-                          "ratio": statistics.median(ratios), "ratios": ratios,
-                          "answered_on": answered, **counted}
+        summary = {"off": combine(off), "on": combine(on)}
+        # the server's CPU per answer, the shadow worker's included (same process): what a
+        # saturated server's throughput is made of, far steadier than wall rates under load
+        cpu_ratio = summary["off"]["cpu_us"] / summary["on"]["cpu_us"]
+        out[transport] = {**summary, "ratio": statistics.median(ratios), "ratios": ratios,
+                          "cpu_ratio": cpu_ratio, "answered_on": answered, **counted}
     return out
 
 
@@ -475,9 +478,10 @@ def print_run(workers: int, run: dict[str, Any]) -> None:
         rounds = ", ".join(f"{x:.2f}" for x in s["ratios"])
         print(f"{label} shadowed at 100%: {s['on']['rate']:,.0f} vs {s['off']['rate']:,.0f} "
               f"req/s unshadowed, ratio {s['ratio']:.2f} (rounds {rounds}); p99 "
-              f"{s['on']['p99_ms']:.2f} vs {s['off']['p99_ms']:.2f} ms; of "
-              f"{s['answered_on']:,} answers {s['compared']:,.0f} compared, "
-              f"{s['dropped']:,.0f} dropped")
+              f"{s['on']['p99_ms']:.2f} vs {s['off']['p99_ms']:.2f} ms; server CPU per "
+              f"answer {s['on']['cpu_us']:.0f} vs {s['off']['cpu_us']:.0f} us (ratio "
+              f"{s['cpu_ratio']:.2f}); of {s['answered_on']:,} answers "
+              f"{s['compared']:,.0f} compared, {s['dropped']:,.0f} dropped")
     for label, r in run["review"].items():
         print(f"42-ply Connect Four review ({label.replace('_', ' ')}, depth {r['depth']}): "
               f"median {r['median_ms']:.0f} ms, max {r['max_ms']:.0f} ms over "

@@ -136,7 +136,7 @@ def review(registry: Registry, *, game: str, moves: object = None,
     states, result = _replay(session.model.game, moves, actions)
     reviewed = []
     for number, (state, action) in enumerate(states, 1):
-        evaluation = session.state_position(state, searched).evaluation
+        evaluation = session.state_values(state, searched)
         played = next(m for m in evaluation.moves if m.action_id == action)
         loss = max(0.0, round(evaluation.value - played.value, 6))
         reviewed.append(ReviewedPly(number, state.to_move, played, evaluation.value, loss,
