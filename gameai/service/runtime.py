@@ -54,5 +54,5 @@ class Runtime:
 
     async def run_interactive(self, work: Any, *args: Any, **kwargs: Any) -> Any:
         """``work(*args, **kwargs)`` in a thread, in the interactive lane."""
-        async with self.lanes.slot(INTERACTIVE):
+        async with self.lanes.slot(INTERACTIVE, field="body"):
             return await asyncio.to_thread(work, *args, **kwargs)
