@@ -113,7 +113,8 @@ class _Edge:
                 job = open_job()
                 version = job.session.version
                 self.runtime.lanes.check(job.lane, field="priority")
-                async for update in run_stream(job, self.runtime.lanes, self.metrics):
+                async for update in run_stream(job, self.runtime.lanes, self.metrics,
+                                               lambda: self.runtime.draining):
                     yield update_pb(update)
             except _HANDLED as e:
                 status = classify(e)

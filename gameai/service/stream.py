@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, replace
 
 from gameai.games import State, TooLarge
@@ -222,15 +222,23 @@ def _proved(last: Update, evaluation: Evaluation, solution: Solution, elapsed: i
                   distance=solution.distance, board=last.board)
 
 
-async def run_stream(job: Analysis, lanes: Lanes, metrics: Metrics) -> AsyncIterator[Update]:
+async def run_stream(job: Analysis, lanes: Lanes, metrics: Metrics,
+                     stopping: Callable[[], bool] = lambda: False) -> AsyncIterator[Update]:
     """The updates of ``job``, each step run in a thread in a slot of its lane. When the
     consumer stops (the client went away: the generator is cancelled or closed) no
-    further step starts; one already running ends by itself within a slice."""
+    further step starts; one already running ends by itself within a slice. Once
+    ``stopping()`` (the server drains) the stream ends with a last ``done`` update that
+    says so."""
     steps = job.updates()
     end = "error"
     running = False
+    last: Update | None = None
     try:
         while True:
+            if stopping() and last is not None:
+                end = "done"
+                yield replace(last, phase="done", reason="the server is shutting down")
+                return
             async with lanes.slot(job.lane, field="priority"):
                 running = True
                 update = await asyncio.to_thread(next, steps, None)
@@ -239,6 +247,7 @@ async def run_stream(job: Analysis, lanes: Lanes, metrics: Metrics) -> AsyncIter
                 end = "done"
                 return
             metrics.stream_steps.labels(update.phase).inc()
+            last = update
             yield update
             if update.phase == "done":
                 end = "done"

@@ -152,3 +152,22 @@ def test_background_streams_are_measured_in_their_lane(stream_server) -> None:
     assert count(stream_server, "gameai_lane_wait_seconds_count",
                  lane="background") == before + len(events)
     assert count(stream_server, "gameai_streams_total", lane="background", end="done") >= 1
+
+
+def test_a_draining_server_ends_its_streams_with_a_last_update(stream_server) -> None:
+    runtime = stream_server.server.runtime
+    events: list[str] = []
+    started = time.monotonic()
+    try:
+        with httpx.stream("POST", f"{stream_server.http}/v1/games/connect-four/analyze/stream",
+                          json={"moves": "444", "time_ms": 20_000}, timeout=30) as r:
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    events.append(line[7:])
+                    if line == "event: solver":
+                        runtime.draining = True
+                elif line.startswith("data: ") and events[-1] == "done":
+                    assert '"reason":"the server is shutting down"' in line
+    finally:
+        runtime.draining = False
+    assert events[-1] == "done" and time.monotonic() - started < 10

@@ -69,7 +69,8 @@ async def analyze_stream(request: Request) -> Response:
 
     async def events() -> AsyncIterator[bytes]:
         try:
-            async for update in run_stream(job, runtime.lanes, runtime.metrics):
+            async for update in run_stream(job, runtime.lanes, runtime.metrics,
+                                           lambda: runtime.draining):
                 yield (f"event: {update.phase}\ndata: ".encode()
                        + to_json(update_json(update)) + b"\n\n")
         except (ServiceError, GameError, StoreError) as e:  # after the first event
