@@ -13,20 +13,19 @@ the metrics (``gameai_shadow_*``) and, every :data:`FLUSH_SECONDS`, into the sto
 (:meth:`gameai.store.ModelStore.record_shadow`), where ``gameai models list``, the model
 listing (REST, gRPC, the web board's version panel) and the trainer's gates read them.
 
-The worker is held to a duty cycle: it is busy at most :data:`DUTY` of the time (the rest
-it sleeps, and queries that arrive meanwhile are dropped and counted), so a shadow can take
-at most that share of a server's time whatever the candidate costs (its search, its
+The worker wakes every :data:`WAKE_SECONDS` and compares what queued meanwhile in one go,
+held to a duty cycle: it is busy at most :data:`DUTY` of the time (the rest it sleeps, and
+queries that find the buffer full meanwhile are dropped and counted), so a shadow can take
+at most about that share of a server's time whatever the candidate costs (its search, its
 solver): ``gameai bench server`` measures what 100% shadowing costs.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, deque
 
 from gameai.games import GameError
 from gameai.service.analysis import SOLUTIONS
@@ -40,23 +39,23 @@ log = logging.getLogger("gameai.service")
 QUEUE_SIZE = 1000
 SOLVE_MS = 20  # the solver's budget per shadowed query
 DUTY = 0.1  # the worker is busy at most this share of the time
+WAKE_SECONDS = 0.05  # the worker wakes this often and takes what queued meanwhile
 MAX_REST = 1.0  # seconds of one rest
 FLUSH_SECONDS = 1.0  # tallies go to the store this often
 FAILED_KEPT = 10_000  # positions the shadow's solver could not prove, not tried again
 TALLIES = ("compared", "agreed", "proved", "production_optimal", "shadow_optimal", "dropped")
 
-
-@dataclass(frozen=True)
-class _Query:
-    game: str
-    production: ModelSession
-    board: str
-    to_move: str
-    depth: int | None
+# one mirrored query: game, the session that answered, board, to_move, depth
+_Query = tuple[str, ModelSession, str, str, int | None]
 
 
 class Shadow:
     """The process's shadow: the request path offers, a worker thread compares.
+
+    The request path appends to a bounded buffer and never wakes the worker: the worker
+    wakes every :data:`WAKE_SECONDS` and takes the whole buffer at once, so mirroring costs
+    the request path an append and no thread handoff (waking a thread per query cost a
+    third of a busy server's throughput in the GIL's handoffs).
 
     Args:
         registry: where the shadow and production versions are held (``Served``).
@@ -74,11 +73,15 @@ class Shadow:
         self.solve_ms = solve_ms
         self.duty = duty
         self.flush_seconds = flush_seconds
-        self._queue: queue.Queue[_Query] = queue.Queue(maxsize=queue_size)
+        self.queue_size = queue_size
+        self._buffer: deque[_Query] = deque()
         self._credit: dict[str, int] = {}
+        # drops: the request path (one thread, the event loop) counts them per (game,
+        # shadow, production); the worker reports what it has not reported yet
+        self._dropped: dict[tuple[str, int, int], int] = {}
+        self._dropped_seen: dict[tuple[str, int, int], int] = {}
         self._pending: dict[tuple[str, int, int], Counter[str]] = {}
         self._failed: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()  # the tallies: the request path counts drops
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.processed = 0  # queries compared by this process (tests wait on it)
@@ -98,14 +101,13 @@ class Shadow:
             self._credit[game] = credit
             return
         self._credit[game] = credit - 100
-        try:
-            self._queue.put_nowait(_Query(game, answered_by, board, to_move, depth))
-        except queue.Full:
-            self.metrics.shadow_dropped.labels(game).inc()
-            shadow = served.aliases.get("shadow")
-            if shadow is not None:
-                with self._lock:
-                    self._tally(game, shadow, answered_by.version)["dropped"] += 1
+        if len(self._buffer) < self.queue_size:
+            self._buffer.append((game, answered_by, board, to_move, depth))
+            return
+        shadow = served.aliases.get("shadow")
+        if shadow is not None:
+            key = (game, shadow, answered_by.version)
+            self._dropped[key] = self._dropped.get(key, 0) + 1
 
     # -- the worker ---------------------------------------------------------------------
 
@@ -121,77 +123,88 @@ class Shadow:
 
     def _run(self) -> None:
         last_flush = time.monotonic()
-        window_start, busy = time.monotonic(), 0.0
-        while not self._stop.is_set():
-            try:
-                item = self._queue.get(timeout=0.1)
-            except queue.Empty:
-                item = None
-            if item is not None:
-                started = time.monotonic()
-                try:
-                    self.compare(item)
-                except Exception:  # a bug must not end the worker: log it, go on
-                    log.exception("shadow comparison failed")
-                busy += time.monotonic() - started
-            self.metrics.shadow_queued.set(self._queue.qsize())
-            now = time.monotonic()
-            if busy > self.duty * max(now - window_start, 1e-3):
-                # over the duty cycle: rest until the busy share is back to it (at most a
-                # second: one comparison that took long, a solver's first table, is past)
-                self._stop.wait(min(busy / self.duty - (now - window_start), MAX_REST))
-                now = time.monotonic()
-                window_start, busy = now, 0.0
-            elif now - window_start > 1.0:
-                window_start, busy = now, 0.0
-            if now - last_flush >= self.flush_seconds:
+        rest = WAKE_SECONDS
+        while not self._stop.wait(rest):
+            started = time.monotonic()
+            self.work()
+            busy = time.monotonic() - started
+            # the duty cycle: rest at least long enough that the busy share stays at it
+            rest = min(max(WAKE_SECONDS, busy / self.duty - busy), MAX_REST)
+            if started - last_flush >= self.flush_seconds:
                 self.flush()
-                last_flush = now
+                last_flush = started
 
-    def compare(self, query: _Query) -> None:
-        """Answer ``query`` by the shadow version too and count the comparison."""
-        served = self.registry.served(query.game)
+    def work(self) -> int:
+        """Compare every query buffered now (the worker's step; tests call it too), and
+        update the metrics once for them all. Returns how many were compared."""
+        counts: dict[tuple[str, str], Counter[str]] = {}
+        done = 0
+        for _ in range(len(self._buffer)):
+            query = self._buffer.popleft()
+            try:
+                found = self.compare(query)
+            except Exception:  # a bug must not end the worker: log it, go on
+                log.exception("shadow comparison failed")
+                continue
+            if found is not None:
+                labels, tally = found
+                counts.setdefault(labels, Counter()).update(tally)
+                done += 1
+        for (game, version), tally in counts.items():
+            self.metrics.shadow_compared.labels(game, version).inc(tally["compared"])
+            self.metrics.shadow_agreed.labels(game, version).inc(tally["agreed"])
+            self.metrics.shadow_proved.labels(game, version).inc(tally["proved"])
+            for who in ("production", "shadow"):
+                self.metrics.shadow_optimal.labels(game, version, who).inc(
+                    tally[f"{who}_optimal"])
+        for key, total in list(self._dropped.items()):
+            new = total - self._dropped_seen.get(key, 0)
+            if new:
+                self._dropped_seen[key] = total
+                self.metrics.shadow_dropped.labels(key[0]).inc(new)
+                self._tally(*key)["dropped"] += new
+        self.metrics.shadow_queued.set(len(self._buffer))
+        self.processed += done
+        return done
+
+    def compare(self, query: _Query) -> tuple[tuple[str, str], Counter[str]] | None:
+        """Answer ``query`` by the shadow version too; the comparison's tallies (also added
+        to what goes to the store), or ``None`` when there is no shadow any more."""
+        game, production, board, to_move, depth = query
+        served = self.registry.served(game)
         version = served.aliases.get("shadow")
         shadow = served.models.get(version) if version is not None else None
         if shadow is None:
-            return
-        production = query.production
+            return None
         try:
-            ours = production.position(query.board, query.to_move, query.depth,
-                                       best_only=True).evaluation.best
-            depth = _depth_for(shadow, query.depth)
-            theirs = shadow.position(query.board, query.to_move, depth,
+            ours = production.position(board, to_move, depth, best_only=True).evaluation.best
+            theirs = shadow.position(board, to_move, _depth_for(shadow, depth),
                                      best_only=True).evaluation.best
         except GameError:
-            return  # the position answered before: cannot happen, never counted
-        with self._lock:
-            tally = self._tally(query.game, shadow.version, production.version)
-        tally["compared"] += 1
-        labels = (query.game, str(shadow.version))
-        self.metrics.shadow_compared.labels(*labels).inc()
+            return None  # the position answered before: cannot happen, never counted
+        tally: Counter[str] = Counter(compared=1)
         if ours.action_id == theirs.action_id:
             tally["agreed"] += 1
-            self.metrics.shadow_agreed.labels(*labels).inc()
-        optimal = self._optimal(production, query)
+        optimal = self._optimal(production, game, board, to_move)
         if optimal is not None:
             tally["proved"] += 1
-            self.metrics.shadow_proved.labels(*labels).inc()
             for who, move in (("production", ours), ("shadow", theirs)):
                 if move.action_id in optimal:
                     tally[f"{who}_optimal"] += 1
-                    self.metrics.shadow_optimal.labels(*labels, who).inc()
-        self.processed += 1
+        self._tally(game, shadow.version, production.version).update(tally)
+        return (game, str(shadow.version)), tally
 
-    def _optimal(self, session: ModelSession, query: _Query) -> tuple[int, ...] | None:
+    def _optimal(self, session: ModelSession, game_name: str, board: str, to_move: str
+                 ) -> tuple[int, ...] | None:
         """The position's optimal actions where the solver proves them within the budget
         (a position it failed on is not tried again)."""
         if not self.solve_ms:
             return None
-        key = (query.game, f"{query.board}\n{query.to_move}")
+        key = (game_name, f"{board}\n{to_move}")
         if key in self._failed:
             return None
         game = session.model.game
-        state = game.parse(query.board, to_move=query.to_move)
+        state = game.parse(board, to_move=to_move)
         solution = SOLUTIONS.proved(game, state, self.solve_ms / 1000)
         if solution is None:
             if len(self._failed) >= FAILED_KEPT:
@@ -209,9 +222,8 @@ class Shadow:
 
     def flush(self) -> None:
         """Add the tallies counted since the last flush to the store's (kept for the next
-        flush while the store is down)."""
-        with self._lock:
-            pending, self._pending = self._pending, {}
+        flush while the store is down). Runs on the worker thread (and at stop)."""
+        pending, self._pending = self._pending, {}
         for (game, shadow, production), counts in pending.items():
             if not counts:
                 continue
@@ -219,8 +231,7 @@ class Shadow:
                 self.registry.store.record_shadow(game=game, version=shadow,
                                                   production=production, counts=dict(counts))
             except StoreError:
-                with self._lock:
-                    self._tally(game, shadow, production).update(counts)
+                self._tally(game, shadow, production).update(counts)
 
 
 def _depth_for(session: ModelSession, asked: int | None) -> int | None:

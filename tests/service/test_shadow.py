@@ -110,17 +110,19 @@ def test_a_full_queue_drops_and_counts(shadowed) -> None:
     registry = Registry(store, ("tictactoe",), metrics)
     registry.store_up = True
     registry.refresh()
-    shadow = Shadow(registry, metrics, queue_size=1)  # no worker: nothing is taken
+    shadow = Shadow(registry, metrics, queue_size=1)  # no worker thread: steps by hand
     session = registry.served("tictactoe").models[1]
     for board in BOARDS[:3]:
         shadow.offer("tictactoe", session, board, "", None)
+    assert shadow.work() == 1  # the one buffered; the other two were dropped
     assert metrics.registry.get_sample_value("gameai_shadow_dropped_total",
                                              {"game": "tictactoe"}) == 2
+    assert metrics.registry.get_sample_value("gameai_shadow_compared_total",
+                                             {"game": "tictactoe", "version": "2"}) == 1
     before = sum(r.dropped for r in store.shadow_reports(game="tictactoe", version=2))
     shadow.flush()
     after = sum(r.dropped for r in store.shadow_reports(game="tictactoe", version=2))
     assert after == before + 2
     other = registry.served("tictactoe").models[2]
     shadow.offer("tictactoe", other, BOARDS[0], "", None)  # not production's answer
-    assert metrics.registry.get_sample_value("gameai_shadow_dropped_total",
-                                             {"game": "tictactoe"}) == 2
+    assert shadow.work() == 0
