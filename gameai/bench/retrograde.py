@@ -1,31 +1,39 @@
-"""``gameai bench retrograde``: every morris variant's state graph built and solved from
-nothing (no cache), each part timed."""
+"""``gameai bench retrograde``: every morris variant's state graph (or the named games')
+built and solved from nothing (no cache), each part timed."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from gameai.games.graph import StateGraph, assemble
+from gameai.games import Game, get_game
+from gameai.games.graph import StateGraph, assemble, build_graph
 from gameai.games.morris.game import MorrisGame, variants
 from gameai.games.morris.graph import walk
 from gameai.games.retrograde import solve_graph
 
 
-def _built(game: MorrisGame) -> StateGraph:
-    return assemble(game, *walk(game))  # from nothing: the game's own graph is cached
+def _built(game: Game) -> StateGraph:
+    # from nothing (a game's own graph is cached): morris by its compiled walk, any other
+    # game by the interface's generic walk
+    if isinstance(game, MorrisGame):
+        return assemble(game, *walk(game))
+    return build_graph(game)
 
 
-def bench_variants() -> dict[str, Any]:
-    """The figures of every variant, and the first call's time (the kernels' loading)."""
+def bench_variants(names: Sequence[str] = ()) -> dict[str, Any]:
+    """The figures of every morris variant (or of the games ``names``), and the first
+    call's time (the kernels' loading)."""
+    games: list[Game] = [get_game(n) for n in names] or list(variants())
     started = time.perf_counter()
-    solve_graph(_built(variants()[0]))  # loads the compiled kernels once
+    solve_graph(_built(games[0]))  # loads the compiled kernels once
     first = time.perf_counter() - started
     rows: list[dict[str, Any]] = []
-    for game in variants():
+    for game in games:
         t0 = time.perf_counter()
         graph = _built(game)
         t1 = time.perf_counter()

@@ -82,6 +82,13 @@ def _print_retrograde(report: dict[str, Any], cols: int) -> None:
     distance = f" in {report['distance']} plies" if report["outcome"] != "draw" else ""
     print(f"value: {_value_text({'x_wins': 1, 'draw': 0, 'o_wins': -1}[report['value']])}"
           f"{distance}")
+    if all(o is None for o in report["openings"]):  # the first moves move pieces
+        print("\nX's first moves, best first (win/draw/loss for X, plies; points 1-N by row):")
+        for m in report["first_moves"]:
+            move = f"{m['to'] + 1}" if m["from"] is None else f"{m['from'] + 1}-{m['to'] + 1}"
+            distance = f" {m['distance']}" if m["outcome"] != "draw" else ""
+            print(f"  {'*' if m['optimal'] else ' '} {move}: {m['outcome']}{distance}")
+        return
     print("\nX's first placement, by point (win/draw/loss for X, plies; '-' barred):")
     cells = [("-" if o is None else f"{o['outcome']}" + (f" {o['distance']}"
               if o["outcome"] != "draw" else "")) for o in report["openings"]]
@@ -188,15 +195,19 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     memory_option(p)
     p.set_defaults(func=run_bench_solver)
     p = sub.add_parser("retrograde", help="time the retrograde solver on every morris variant")
+    p.add_argument("--game", action="append", default=[], metavar="GAME",
+                   help="time this game instead, its graph built by the interface's generic "
+                   "walk (any game of at most 2,000,000 positions; repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_retrograde)
 
 
 def run_bench_retrograde(args: argparse.Namespace) -> int:
-    """Build and solve every morris variant's whole state graph and print the figures."""
+    """Build and solve every morris variant's (or each ``--game``'s) whole state graph and
+    print the figures."""
     from gameai.bench.retrograde import bench_variants
 
-    figures = bench_variants()
+    figures = bench_variants(args.game)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -239,7 +250,7 @@ def run_bench_solver(args: argparse.Namespace) -> int:
     if not named.cell_kernels:
         raise CommandError(f"bench solver times the layered m,n,k solver; {named.name} is "
                            "solved by retrograde analysis: time it with 'gameai bench "
-                           "retrograde'")
+                           f"retrograde --game {named.name}'")
     game = as_mnk(named)
     t0 = time.perf_counter()
     positions = enumerate_positions(Board.empty(game))

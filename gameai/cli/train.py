@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -241,6 +242,7 @@ def run_train(args: argparse.Namespace) -> int:
     except (BadParameter, CannotTrain) as e:
         raise CommandError(str(e)) from e
     history = extra.pop("history", None)  # learning curves: drawn once the model is safe
+    model = _reproducible(model)
     if out is not None:
         write_atomically(out, model.to_bytes())
         extra["out"] = str(out)
@@ -255,6 +257,27 @@ def run_train(args: argparse.Namespace) -> int:
         kept = f"the model is kept ({out})" if out else "the model is not saved (no --out)"
         raise CommandError(f"cannot draw {args.plot}: {failed}; {kept}")
     return 0
+
+
+def _reproducible(model: Model) -> Model:
+    """With ``SOURCE_DATE_EPOCH`` set (the reproducible-builds convention), the model's
+    metadata carries that time as its creation and no wall-clock training time, so the
+    same command, seed and games write the same bytes on any machine (how a bundled model
+    is checked: docs/ntuple.md)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return model
+    try:
+        when = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+    except (ValueError, OverflowError, OSError) as e:
+        raise CommandError(f"SOURCE_DATE_EPOCH: {epoch!r} is not a time in seconds since "
+                           "1970", USAGE) from e
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    from gameai.trainer.training import with_evaluation
+
+    return with_evaluation(lambda report: model.with_info(dataclasses.replace(
+        model.info, created_at=stamp, training_seconds=0.0, evaluation=report)),
+        model.info.evaluation)
 
 
 def _can_plot(path: str) -> None:

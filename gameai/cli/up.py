@@ -61,6 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "trainer of the Nth game of --games uses the port N-1 above it")
     p.add_argument("--data-dir", metavar="DIR", help="where the embedded Redis keeps the "
                    "models (default: $GAMEAI_DATA_DIR or ~/.local/share/gameai)")
+    p.add_argument("--no-bundled", dest="bundled", action="store_false",
+                   help="do not start a game from its bundled model (a game with none in "
+                   "the store otherwise serves the model shipped with gameai at once: "
+                   "connect-four's, docs/ntuple.md)")
     p.add_argument("--exact", action="store_true",
                    help="serve the exact solver's model of each game that has no production "
                    "version yet and whose solver table fits the memory limit (published as "
@@ -162,6 +166,9 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
     exact: dict[str, str] = {}
     if args.exact:
         exact = _publish_exact(url, settings.prefix, [g for g in games if not production[g]])
+        production = _production_versions(url, settings.prefix, games)
+    if args.bundled:
+        exact |= _publish_bundled(url, settings.prefix, [g for g in games if not production[g]])
         production = _production_versions(url, settings.prefix, games)
     env = {k: v for k, v in os.environ.items() if k != "GAMEAI_STORE_URL_FILE"}
     env |= {"GAMEAI_STORE_URL": url, "GAMEAI_STORE_PREFIX": settings.prefix}
@@ -274,6 +281,33 @@ def _publish_exact(url: str, prefix: str, games: list[str]) -> dict[str, str]:
                           "(algorithm solver, not learned)")
     finally:
         store.close()
+    return said
+
+
+def _publish_bundled(url: str, prefix: str, games: list[str]) -> dict[str, str]:
+    """Publish and promote (unpinned) the bundled starting model of each of ``games`` that
+    has one (:mod:`gameai.models.bundled`): served at once, and its trainer goes on from
+    it; what ``up`` says about each."""
+    from gameai.models import CorruptModel
+    from gameai.models.bundled import bundled
+    from gameai.store import ModelStore
+
+    said = {}
+    with ModelStore.from_url(url, prefix=prefix) as store:
+        for game in games:
+            entry = bundled(game)
+            if entry is None:
+                continue
+            try:
+                data = entry.read()
+            except CorruptModel as e:  # never served; the trainer learns from nothing
+                said[game] = f"the bundled model is not used ({e}); its trainer learns one"
+                continue
+            record = store.publish(data, by="gameai up (bundled model)")
+            store.set_alias(game=game, alias="production", version=record.version,
+                            by="gameai up (bundled model)")
+            said[game] = (f"serving the bundled model as version {record.version} "
+                          f"({entry.judged}); its trainer goes on from it")
     return said
 
 

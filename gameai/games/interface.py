@@ -3,9 +3,10 @@
 After OpenSpiel's split: a game is an immutable description (its board, its actions, its
 symmetries, how to read and print a position); a state is one immutable position of it.
 Rules, solvers, models, learners and the server ask these methods and never which family
-a game belongs to. Two families implement it: m,n,k games (:mod:`gameai.games.mnk.game`,
+a game belongs to. Two families implement it here: m,n,k games (:mod:`gameai.games.mnk.game`,
 :mod:`gameai.games.mnk.board`, with gravity for Connect Four) and morris games, whose pieces
-move once placed (:mod:`gameai.games.morris.game`).
+move once placed (:mod:`gameai.games.morris.game`); other distributions add families through
+the ``gameai.games`` entry point (:mod:`gameai.games.registry`; docs/games.md says how).
 
 **Actions.** A move is an integer action id in ``range(game.num_actions)``, so a model
 stores one value per action and a kernel indexes arrays by it:

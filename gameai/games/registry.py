@@ -14,10 +14,16 @@ the ``gameai.games`` entry point group, as OpenSpiel's ``register_game`` and Pyt
 plug-ins do::
 
     [project.entry-points."gameai.games"]
-    hexapawn = "gameai_hexapawn.game"
+    mygames = "my_package.family"
 
 A game is then what the interface (:mod:`gameai.games.interface`) makes it: the trainer
-learns it, the solvers solve it where they can, and the server serves it.
+learns it, the solvers solve it where they can, and the server serves it (``examples/``
+holds such a distribution; docs/games.md says how to write one).
+
+A broken plug-in never takes the other games down: an entry point that does not load, or
+names no family, is left out with a warning, and a family whose ``find`` fails with
+anything but a :class:`~gameai.games.errors.GameError` is skipped for that name; both are
+listed by :func:`plugin_problems`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import threading
 from importlib.metadata import entry_points
 from typing import Any, Protocol
 
-from gameai.games.errors import UnknownGame
+from gameai.games.errors import GameError, UnknownGame
 from gameai.games.interface import Game
 from gameai.games.mnk import game as mnk
 from gameai.games.morris import game as morris
@@ -46,7 +52,8 @@ class Family(Protocol):
 _BUILT_IN: tuple[Any, ...] = (mnk, morris)
 _lock = threading.Lock()
 _plugins: list[Any] | None = None
-_problems: dict[str, str] = {}  # entry point -> why it was not loaded
+_problems: dict[str, str] = {}  # entry point -> why it was not loaded (or was dropped)
+_names: dict[int, str] = {}  # id of a loaded family -> its entry point's name
 
 
 def families() -> tuple[Family, ...]:
@@ -55,7 +62,8 @@ def families() -> tuple[Family, ...]:
 
 
 def plugin_problems() -> dict[str, str]:
-    """Entry points of the ``gameai.games`` group that could not be loaded, with the reason."""
+    """Entry points of the ``gameai.games`` group that could not be loaded, or whose family
+    failed on a name, with the reason."""
     _installed()
     return dict(_problems)
 
@@ -77,7 +85,18 @@ def get_game(name: str) -> Game:
         raise UnknownGame(f"game name must be text, got {type(name).__name__}")
     key = name.strip().lower()
     for family in families():
-        found = family.find(key)
+        try:
+            found = family.find(key)
+        except GameError:
+            raise
+        except Exception as e:
+            if any(family is b for b in _BUILT_IN):
+                raise
+            _skip(family, f"find({key[:40]!r}) failed: {type(e).__name__}: {e}")
+            continue
+        if found is not None and not isinstance(found, Game):
+            _skip(family, f"find({key[:40]!r}) returned a {type(found).__name__}, not a Game")
+            continue
         if found is not None:
             return found
     shown = name if len(name) <= 40 else name[:40] + "..."
@@ -94,14 +113,34 @@ def _installed() -> list[Any]:
             for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
                 try:
                     family = point.load()
-                    missing = [a for a in ("NAMES", "PATTERNS", "find")
-                               if not hasattr(family, a)]
-                    if missing:
-                        raise TypeError(f"{point.value} has no {', '.join(missing)}")
+                    _check_family(point.value, family)
                 except Exception as e:  # a broken plug-in must not take the built-ins down
                     _problems[point.name] = f"{type(e).__name__}: {e}"
                     log.warning("game family %r (%s) not loaded: %s", point.name,
                                 point.value, e)
                     continue
                 _plugins.append(family)
+                _names[id(family)] = point.name
         return _plugins
+
+
+def _check_family(where: str, family: Any) -> None:
+    missing = [a for a in ("NAMES", "PATTERNS", "find") if not hasattr(family, a)]
+    if missing:
+        raise TypeError(f"{where} has no {', '.join(missing)}")
+    names = family.NAMES
+    if not isinstance(names, tuple | list) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{where}.NAMES must be a tuple of names, got {names!r:.60}")
+    if not isinstance(family.PATTERNS, str):
+        raise TypeError(f"{where}.PATTERNS must be text, got {family.PATTERNS!r:.60}")
+    if not callable(family.find):
+        raise TypeError(f"{where}.find must be callable")
+
+
+def _skip(family: Any, why: str) -> None:
+    """Record that a plug-in family failed on a name (it is skipped for that name only, so
+    that no request can take its games away from the others)."""
+    name = _names.get(id(family), repr(family))
+    with _lock:
+        _problems[name] = why
+    log.warning("game family %r skipped: %s", name, why)

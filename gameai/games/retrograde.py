@@ -164,7 +164,9 @@ def solve_state(state: State) -> Solution:
 
 def analyze(game: Game) -> dict[str, Any]:
     """``gameai analyze`` for a game solved by retrograde analysis: how many positions are
-    reachable, the game's value, and the value of each opening point."""
+    reachable, the game's value, the value of each opening placement by its point
+    (``openings``) and of every first move, placements and movements (``first_moves``, best
+    first)."""
     graph, scores = solved(game)
     root = game.initial()
     solution = solve_state(root)
@@ -196,4 +198,7 @@ def analyze(game: Game) -> dict[str, Any]:
         "outcome": solution.outcome,
         "distance": solution.distance,
         "openings": openings,
+        "first_moves": [{"from": m.from_index, "to": m.row * game.cols + m.col,
+                         "outcome": m.outcome, "distance": m.distance, "optimal": m.optimal}
+                        for m in solution.moves],
     }

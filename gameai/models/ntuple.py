@@ -20,7 +20,9 @@ included).
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -257,11 +259,59 @@ class NtupleModel(Model):
         if depth < 0:
             raise ValueError(f"search depth must be at least 0, got {depth}")
         self._check(board)
+        evaluation = self._searched(_board(board), depth, best_only, np.zeros(2, np.int64))
+        assert evaluation is not None  # no node limit: the search always finishes
+        return evaluation
+
+    def search_within(self, board: State, max_depth: int, *, nodes: int | None = None,
+                      seconds: float | None = None, best_only: bool = False
+                      ) -> tuple[Evaluation, SearchReport]:
+        """:meth:`search` as deep as a budget allows: iterative deepening from depth 0 up
+        to ``max_depth``, stopping before a depth that would pass ``nodes`` (in all) or
+        ``seconds`` (each depth's node limit is what the time left buys at the rate
+        measured so far, so a search overruns its time by at most one depth's estimate).
+        The answer is the deepest search that finished (depth 0 always does).
+
+        Raises:
+            ValueError: ``max_depth`` is negative.
+            GameOver: the board is finished.
+        """
+        if max_depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {max_depth}")
+        self._check(board)
         b = _board(board)
+        started = time.perf_counter()
+        evaluation = self._searched(b, 0, best_only, counter := np.zeros(2, np.int64))
+        assert evaluation is not None
+        spent, reached = int(counter[0]), 0
+        for depth in range(1, max_depth + 1):
+            left = None if nodes is None else nodes - spent
+            if seconds is not None:
+                elapsed = time.perf_counter() - started
+                rate = spent / max(elapsed, 1e-6)  # nodes a second, as measured so far
+                by_time = int((seconds - elapsed) * rate)
+                left = by_time if left is None else min(left, by_time)
+            if left is not None and left <= 0:
+                break
+            counter[:] = (0, 0 if left is None else left)
+            deeper = self._searched(b, depth, best_only, counter)
+            spent += int(counter[0])  # an abandoned depth's nodes were spent too
+            if deeper is None:
+                break
+            evaluation, reached = deeper, depth
+        return evaluation, SearchReport(reached, spent, time.perf_counter() - started,
+                                        reached == max_depth)
+
+    def _searched(self, b: Board, depth: int, best_only: bool, counter: npt.NDArray[np.int64]
+                  ) -> Evaluation | None:
+        """The search of ``b`` ``depth`` deep, or None when ``counter``'s node limit stopped
+        it."""
         row = np.empty(self.game.cells, dtype=np.float32)
         plies = int(self.plies(np.array(self.game.cells - b.ply), depth))
         search_values(self.net, self.tables, np.uint64(b.x), np.uint64(b.o), plies, row,
-                      best_only)
+                      best_only, counter)
+        if counter[1] > 0 and counter[0] > counter[1]:
+            return None
         moves = [self._move_value(a, float(row[a])) for a in b.legal_actions()]
         moves.sort(key=lambda mv: (-mv.value, mv.action_id))
         if best_only:
@@ -293,6 +343,17 @@ class NtupleModel(Model):
         game = as_mnk(self.game)
         x, o = transform_mask(game, b.x, sym), transform_mask(game, b.o, sym)
         return self.values_of_masks(np.array([x], np.uint64), np.array([o], np.uint64))[0]
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    """What a search within a budget used: the depth it finished (``complete`` when that is
+    the depth asked for), the nodes it searched and its time."""
+
+    depth: int
+    nodes: int
+    seconds: float
+    complete: bool
 
 
 def _board(state: State) -> Board:

@@ -380,11 +380,13 @@ def _ordered(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
 def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
              base: npt.NDArray[np.float64],
              x: np.uint64, o: np.uint64, m: int, depth: int, alpha: float, beta: float,
-             ply: int) -> float:
+             ply: int, counter: I64) -> float:
     """The value for ``m``, to move at ``(x, o)`` (unfinished), of searching ``depth`` more
     plies after its move (``ply``: this move's distance from the root, 1 for the root's):
     alpha-beta negamax, iterative (an explicit stack of frames, so that numba caches it;
-    it cannot cache a recursive function)."""
+    it cannot cache a recursive function). ``counter`` is ``[nodes, limit]``: each position
+    entered and each horizon move valued counts a node; past a positive limit the search
+    stops at once (the caller discards its value and the arrays it left half-played)."""
     n = depth + 1
     fx = np.empty(n, dtype=np.uint64)
     fo = np.empty(n, dtype=np.uint64)
@@ -411,6 +413,9 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
         done = False
         if entering:
             entering = False
+            counter[0] += 1
+            if counter[1] > 0 and counter[0] > counter[1]:
+                return 0.0  # over the node budget: abandoned
             legal[sp] = playable(net, occupied)
             best[sp] = -2.0
             nxt[sp] = 0
@@ -441,6 +446,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
             if (occupied | bit) == net.full:
                 v = 0.0
             elif sp == depth:
+                counter[0] += 1
                 v = _leaf(net, W3, states, idx, base, side, theirs, threats[sp], c, ply + sp)
             else:
                 kept[sp, 0], kept[sp, 1] = base[0], base[1]
@@ -468,7 +474,7 @@ def _negamax(net: Net, W3: npt.NDArray[np.float32], states: I64, idx: I64,
 
 @nb.njit(cache=True)
 def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uint64,
-                  depth: int, out: F32, best_only: bool = False) -> None:
+                  depth: int, out: F32, best_only: bool, counter: I64) -> None:
     """Each legal move's value for the side to move at ``(x, o)`` (valid, unfinished) by
     alpha-beta ``depth`` plies beyond it over the network's values (NaN where illegal).
 
@@ -480,7 +486,10 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
     With ``best_only`` only the best moves' values are exact: the root's moves are
     searched best afterstate first, each in the window above the best value found so far
     less ``TIE``, so a move that cannot reach it stops early and gets an upper bound below
-    it. The best value, and every move that has it, come out as in the full search."""
+    it. The best value, and every move that has it, come out as in the full search.
+
+    ``counter`` (``[nodes, limit]``) counts the nodes searched; a positive limit stops the
+    search once passed, leaving ``counter[0] > counter[1]`` and ``out`` to be discarded."""
     m = 0 if _popcount(x) == _popcount(o) else 1
     states = np.empty((2, net.cells), dtype=np.int64)
     idx = np.empty((2, net.pt_cells.shape[0]), dtype=np.int64)
@@ -509,13 +518,16 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
         elif (x | o | bit) == net.full:
             out[c] = 0.0
         elif depth == 0:
+            counter[0] += 1
             out[c] = _leaf(net, W3, states, idx, base, m, theirs, threats, c, 1)
         else:
             kept = base.copy()
             _play(net, W3, states, idx, base, m, c)
             nx, no = (x | bit, o) if m == 0 else (x, o | bit)
             out[c] = -_negamax(net, W3, states, idx, base, nx, no, 1 - m, depth - 1, -2.0,
-                               -alpha, 2)
+                               -alpha, 2, counter)
+            if counter[1] > 0 and counter[0] > counter[1]:
+                return  # over the node budget: the caller discards ``out``
             _take_back(net, states, idx, c)
             base[:] = kept
         if best_only and out[c] - TIE > alpha:
@@ -526,5 +538,6 @@ def search_values(net: Net, W3: npt.NDArray[np.float32], x: np.uint64, o: np.uin
 def search_many(net: Net, W3: npt.NDArray[np.float32], x: U64, o: U64, depth: int,
                 out: F32) -> None:
     """:func:`search_values` of each position ``(x[i], o[i])`` into ``out[i]``."""
+    counter = np.zeros(2, dtype=np.int64)  # nodes, unlimited
     for i in range(x.shape[0]):
-        search_values(net, W3, x[i], o[i], depth, out[i])
+        search_values(net, W3, x[i], o[i], depth, out[i], False, counter)

@@ -67,21 +67,35 @@ class Unauthenticated(ServiceError):
 
 @dataclass(frozen=True)
 class Status:
-    """How one error is reported: HTTP status, gRPC code, request field and message."""
+    """How one error is reported: HTTP status, gRPC code, request field and message; for a
+    finished game also who won, so a client learns the end from the rules it asked (the web
+    board does, for games whose rules it does not know)."""
 
     http: int
     grpc: grpc.StatusCode
     field: str
     message: str
     retry_after: int | None = None  # seconds a client should wait before trying again
+    over: bool = False  # a finished game (GameOver)
+    winner: str | None = None  # its winner, "X" or "O"; None for a draw
 
     @property
     def code_name(self) -> str:
         return self.grpc.name
 
     def to_json(self) -> dict[str, object]:
-        return {"error": {"status": self.http, "code": self.code_name, "field": self.field,
-                          "message": self.message}}
+        error: dict[str, object] = {"status": self.http, "code": self.code_name,
+                                    "field": self.field, "message": self.message}
+        if self.over:
+            error["winner"] = self.winner
+        return {"error": error}
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """gRPC's trailing metadata: the field and, for a finished game, the winner
+        (``draw`` for a draw)."""
+        if not self.over:
+            return (("gameai-field", self.field),)
+        return (("gameai-field", self.field), ("gameai-winner", self.winner or "draw"))
 
 
 _TABLE: tuple[tuple[type[BaseException], int, grpc.StatusCode], ...] = (
@@ -113,6 +127,8 @@ def classify(error: BaseException) -> Status | None:
             message = str(error)
             if field and not message.startswith(f"{field}:"):
                 message = f"{field}: {message}"
+            if isinstance(error, GameOver):
+                return Status(http, code, field, message, over=True, winner=error.winner)
             return Status(http, code, field, message, _RETRY_AFTER.get(type(error)))
     return None
 

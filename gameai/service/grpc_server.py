@@ -97,7 +97,7 @@ class _Edge:
 
     async def abort(self, context: grpc.aio.ServicerContext, status: Status) -> None:
         """End the call with ``status`` (raises ``AbortError``)."""
-        context.set_trailing_metadata((("gameai-field", status.field),))
+        context.set_trailing_metadata(status.metadata())
         await context.abort(status.grpc, status.message)
 
     async def stream(self, method: str, game: str, context: grpc.aio.ServicerContext,

@@ -419,5 +419,26 @@ def _kernel(model: NtupleModel, board: Board, plies: int) -> dict[int, float]:
     from gameai.models.ntuple_kernels import search_values
 
     row = np.empty(model.game.cells, dtype=np.float32)
-    search_values(model.net, model.tables, np.uint64(board.x), np.uint64(board.o), plies, row)
+    search_values(model.net, model.tables, np.uint64(board.x), np.uint64(board.o), plies, row,
+                  False, np.zeros(2, np.int64))
     return {c: float(row[c]) for c in board.legal_moves()}
+
+
+def test_a_search_within_a_budget_stops_at_the_deepest_finished_depth():
+    """Iterative deepening under a node budget: the answer is the full search's at the
+    depth it reached, the nodes it reports are within the budget plus the one abandoned
+    depth, and a depth that cannot finish is never half-used."""
+    from gameai.games import get_game
+
+    model = _model("connect-four", tuples=8, length=6)
+    board = get_game("connect-four").parse_moves("4453")
+    unlimited, report = model.search_within(board, 4)
+    assert report.complete and report.depth == 4
+    assert unlimited == model.search(board, 4)
+    nodes = report.nodes
+    small, cut = model.search_within(board, 4, nodes=nodes // 20)
+    assert not cut.complete and cut.depth < 4
+    assert small == model.search(board, cut.depth)
+    assert cut.nodes < nodes
+    none, zero = model.search_within(board, 4, seconds=0.0)
+    assert zero.depth == 0 and none == model.search(board, 0)

@@ -105,7 +105,7 @@ def test_a_share_mirrors_exactly_that_share(shadowed) -> None:
 
 
 def test_a_full_queue_drops_and_counts(shadowed) -> None:
-    server, store = shadowed
+    _server, store = shadowed
     metrics = Metrics()
     registry = Registry(store, ("tictactoe",), metrics)
     registry.store_up = True

@@ -53,7 +53,7 @@ def test_a_solved_game_streams_the_model_then_the_proof(stream_server) -> None:
     assert [e for e, _ in events] == ["model", "solver", "done"]
     model, solver, done = (data for _, data in events)
     assert "depth" not in model and not model["proved"]  # a table does not search
-    assert [m["index"] for m in model["moves"]][0] == model["best"]["index"] == 8
+    assert model["moves"][0]["index"] == model["best"]["index"] == 8
     assert solver["proved"] and solver["outcome"] == "loss" and solver["distance"] == 4
     assert all(m["exact"] and m["at_least"] == m["at_most"] == "loss" for m in solver["moves"])
     assert solver["best"] == {"row": 2, "col": 2, "index": 8, "value": -0.6,
@@ -103,9 +103,9 @@ def test_errors_before_the_first_event_on_both_transports(stream_server, body, s
         k: v for k, v in body.items() if k != "priority"})
     if "priority" in body:
         request.priority = 7  # no such priority
-    with grpc.insecure_channel(stream_server.grpc) as channel:
-        with pytest.raises(grpc.RpcError) as caught:
-            list(move_pb2_grpc.MoveServiceStub(channel).AnalyzeStream(request, timeout=10))
+    with grpc.insecure_channel(stream_server.grpc) as channel, \
+            pytest.raises(grpc.RpcError) as caught:
+        list(move_pb2_grpc.MoveServiceStub(channel).AnalyzeStream(request, timeout=10))
     assert caught.value.code().name == {422: "INVALID_ARGUMENT", 409: "FAILED_PRECONDITION",
                                         404: "NOT_FOUND"}[status]
     assert ("gameai-field", field) in caught.value.trailing_metadata()

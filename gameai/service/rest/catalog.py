@@ -24,7 +24,8 @@ async def list_games(request: Request, runtime: RuntimeDep) -> Response:
               "canary_weight": s.canary_weight, "shadow_share": s.shadow_share,
               "loaded_versions": s.loaded_versions,
               "ready": s.ready, "pin": s.pin.to_json() if s.pin else None,
-              **s.game.rules()} for s in core.list_games(runtime.registry)]
+              "start": str(s.game.initial()), **s.game.rules()}
+             for s in core.list_games(runtime.registry)]
     return answer(request, "ListGames", "", {"games": games}, None)
 
 

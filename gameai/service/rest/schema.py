@@ -63,13 +63,15 @@ class MoveRequest(BaseModel):
     board: str | SkipJsonSchema[None] = Field(None, examples=["X--|-O-|---"],
                                               description="required unless moves is given")
     to_move: Side | SkipJsonSchema[None] = Field(
-        None, description="'X' or 'O': required where the counts do not tell whose turn it "
-        "is (morris games once all six pieces are down)")
+        None, description="'X' or 'O': required where the board does not tell whose turn "
+        "it is (morris games once all six pieces are down; GET /v1/games says so in a "
+        "game's to_move)")
     moves: str | SkipJsonSchema[None] = Field(
         None, description="instead of board and to_move, for games with a move notation: "
         "the moves from the start ('' is the start position). Gravity games (connect-four): "
         "one column per move from 1 at the left, e.g. '4453'; morris games: e.g. "
-        "'5 1 9 3 7 2 9-6' (a placement is its point 1-9 row by row, a movement from-to)")
+        "'5 1 9 3 7 2 9-6' (a placement is its point 1-9 row by row, a movement from-to); "
+        "other games' notations: docs/games.md")
     model: str = Field("", description="alias or version number; empty or 'production' "
                        "means the production track with its canary share")
     client_id: str = Field("", description="keys the sticky canary split")
@@ -93,7 +95,8 @@ class EvaluateRequest(MoveRequest):
 class BatchRequest(BaseModel):
     boards: list[str]
     to_move: Side | SkipJsonSchema[None] = Field(
-        None, description="'X' or 'O' for every board, where the counts do not tell (morris)")
+        None, description="'X' or 'O' for every board, where the board does not tell "
+        "(morris)")
     model: str = ""
     client_id: str = ""
     include_move_values: bool = False

@@ -1,10 +1,14 @@
 // The web board: play any served game against the model, or watch it play itself.
 // Plain JavaScript, no build step. Talks to the REST API of the server that serves it.
 //
-// Games whose pieces move once placed (Three Men's Morris: the game's "pieces" in
-// GET /v1/games) are played by clicking a piece and then a point, or by dragging the
-// piece; the side to move is kept here and sent as to_move, and the game's history
-// decides the draw rule (a position that occurs for the third time draws).
+// Games whose pieces move (Three Men's Morris, and any game that lists "pieces" in
+// GET /v1/games, such as one that plugs in) are played by clicking a piece and then a
+// point, or by dragging the piece; a placement is a click on its point. The board knows
+// none of their rules: it starts from the game's "start" position, takes the legal moves
+// from the server's answer for each position, and learns that the game is over, and who
+// won, from the server's 409 (its "winner"). The side to move is kept here and sent as
+// to_move, and the game's history decides the draw rule (a position that occurs for the
+// third time draws).
 //
 // The model plays at the chosen level of play (GET /v1/games/{game}/levels lists them with
 // their measured strength) with one seed per game, so a game can be replayed; the hint
@@ -16,6 +20,7 @@ const state = {
   games: [], game: null, cells: [], moves: [], over: false, busy: false,
   human: "X", autoplay: false, token: 0,
   side: "X", selected: null, history: new Map(), repeated: false,  // pieces that move
+  legal: [],  // pieces that move: the legal moves of the position shown, from the server
   played: "",  // what the model last played, shown with the values that follow
   levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
   actions: [],  // the game's moves as action ids, what a review replays
@@ -47,6 +52,7 @@ async function api(path, body) {
   if (!response.ok) {
     const error = new Error(data.error ? data.error.message : response.statusText);
     error.status = response.status;
+    error.winner = data.error ? data.error.winner : undefined;  // a finished game's
     throw error;
   }
   return data;
@@ -69,39 +75,21 @@ function toMove() {
   return xs === os ? "X" : "O";
 }
 
-// -- pieces that move (morris): the rules the server also checks ---------------------------
+// -- pieces that move: the server knows the rules -----------------------------------------
 
 function movesPieces() {
   return !!(state.game && state.game.pieces);
 }
 
-function placing(side) {
-  return state.cells.filter((c) => c === side).length < state.game.pieces;
-}
-
 function legalMoves() {
-  // Every legal move of the side to move as {from, to} (from null for a placement).
-  const side = toMove(), out = [];
-  if (placing(side)) {
-    const first = state.cells.every((c) => !c);
-    state.cells.forEach((c, i) => {
-      if (!c && !(first && state.game.barred_first_placement.includes(i))) {
-        out.push({ from: null, to: i });
-      }
-    });
-    return out;
-  }
-  state.cells.forEach((c, i) => {
-    if (c !== side) return;
-    for (const to of state.game.neighbours[i]) {
-      if (!state.cells[to]) out.push({ from: i, to });
-    }
-  });
-  return out;
+  // Every legal move of the side to move as {from, to} (from null for a placement), as
+  // the server listed them for this position.
+  return state.legal;
 }
 
 function applyMove(from, to, side) {
   clearHint();
+  state.legal = [];  // until the server lists the next position's
   if (from !== null && from !== undefined) state.cells[from] = null;
   state.cells[to] = side;
   state.moves.push(to);
@@ -117,8 +105,9 @@ function applyMove(from, to, side) {
 
 function winningLine() {
   const g = state.game, dirs = [[0, 1], [1, 0], [1, 1], [1, -1]];
-  if (g.lines) {
-    for (const line of g.lines) {
+  if (movesPieces()) {
+    // Shown where the game lists its lines (morris); its end is the server's to say.
+    for (const line of g.lines || []) {
       const p = state.cells[line[0]];
       if (p && line.every((i) => state.cells[i] === p)) return { player: p, line };
     }
@@ -239,15 +228,15 @@ function draw(values) {
 }
 
 function cellValue(i, values) {
-  // A placement's value shows on its point; a movement's on its destination once its
-  // piece is selected, and each movable piece shows the best of its own moves.
+  // A placement's value shows on its point; a movement's on its destination (an empty
+  // point, or the piece it captures) once its piece is selected, and each movable piece
+  // shows the best of its own moves.
   if (!values) return undefined;
   if (!movesPieces()) return state.cells[i] ? undefined : values[i];
-  if (!state.cells[i]) {
-    if (values.placements[i] !== undefined) return values.placements[i];
-    const from = state.selected;
-    return from !== null && values.movements[from] ? values.movements[from][i] : undefined;
-  }
+  const from = state.selected;
+  const chosen = from !== null && from !== i ? values.movements[from] : undefined;
+  if (chosen && chosen[i] !== undefined) return chosen[i];
+  if (values.placements[i] !== undefined) return values.placements[i];
   const own = values.movements[i];
   if (!own) return undefined;
   const known = Object.values(own).filter((v) => v !== null);  // null: unknown
@@ -255,8 +244,9 @@ function cellValue(i, values) {
 }
 
 function destinationOf(i) {
-  // The move that takes the selected piece to point i, if it is legal.
-  if (!movesPieces() || state.selected === null || state.cells[i]) return null;
+  // The move that takes the selected piece to point i (empty, or a piece it captures),
+  // if it is legal.
+  if (!movesPieces() || state.selected === null || state.selected === i) return null;
   if (state.over || state.busy || state.autoplay || toMove() !== state.human) return null;
   return legalMoves().find((m) => m.from === state.selected && m.to === i) || null;
 }
@@ -287,17 +277,22 @@ function showScores() {
 // -- play ------------------------------------------------------------------------------
 
 function finish() {
+  // The ends the board sees itself: a line or a full board (m,n,k), the third repetition
+  // (pieces that move; their other ends come from the server: see refresh).
   if (state.over) {
     draw(null);
     return true;
   }
-  let win = winningLine();
-  let drawn = movesPieces() ? state.repeated : state.cells.every((c) => c);
-  if (!win && movesPieces() && !drawn && legalMoves().length === 0) {
-    win = { player: toMove() === "X" ? "O" : "X", line: [] };  // the side to move is stuck
-  }
+  const win = movesPieces() ? null : winningLine();
+  const drawn = movesPieces() ? state.repeated : state.cells.every((c) => c);
   if (!win && !drawn) return false;
-  drawn = !win;
+  endGame(win ? win.player : null);
+  return true;
+}
+
+function endGame(winner) {
+  // The game is over: won by winner ("X" or "O"), or drawn (null).
+  const win = winner ? { player: winner } : null, drawn = !win;
   state.over = true;
   const why = movesPieces() && drawn ? " by repetition" : "";
   const scores = gameScores();
@@ -316,7 +311,6 @@ function finish() {
   }
   showScores();
   draw(null);
-  return true;
 }
 
 async function refresh() {
@@ -327,11 +321,12 @@ async function refresh() {
   }
   const token = state.token;
   let values;
-  if ($("heatmap").checked) {
+  if ($("heatmap").checked || movesPieces()) {  // pieces that move: the legal moves too
     try {
       const e = await api(`/v1/games/${state.game.name}/evaluate`,
                           position({ model: $("model").value }));
       if (token !== state.token) return;
+      state.legal = e.moves.map((m) => ({ from: m.from ? m.from.index : null, to: m.index }));
       values = movesPieces() ? { placements: {}, movements: {} } : {};
       for (const m of e.moves) {
         const value = m.unknown ? null : m.value;  // null: the model has no value for it
@@ -345,7 +340,14 @@ async function refresh() {
       }
       $("answered-by").textContent = [state.played, `values from model version ${e.model_version}`]
         .filter(Boolean).join(" · ");
+      if (!$("heatmap").checked) values = undefined;
     } catch (error) {
+      if (token !== state.token) return;
+      if (error.winner !== undefined) {  // the server says the game is over, and who won
+        state.busy = false;
+        endGame(error.winner);
+        return;
+      }
       setStatus(error.message, true);
     }
   }
@@ -446,7 +448,11 @@ function newGame(autoplay) {
   state.token++;
   state.game = state.games.find((g) => g.name === $("game").value);
   showScores();  // this game's results
-  state.cells = new Array(state.game.rows * state.game.cols).fill(null);
+  // the game's start ("start" in GET /v1/games: the empty board but for games that start
+  // with pieces on it)
+  const start = (state.game.start || "").replace(/\|/g, "");
+  state.cells = Array.from({ length: state.game.rows * state.game.cols },
+                           (_, i) => (start[i] === "X" || start[i] === "O" ? start[i] : null));
   state.game.cells = state.cells.length;
   state.moves = [];
   state.actions = [];
@@ -455,6 +461,7 @@ function newGame(autoplay) {
   state.busy = false;
   state.side = "X";
   state.selected = null;
+  state.legal = [];
   state.values = null;
   state.repeated = false;
   state.history = new Map([[`${boardText()} X`, 1]]);

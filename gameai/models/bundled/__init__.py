@@ -1,0 +1,69 @@
+"""Bundled starting models: a game's model shipped inside the package, imported as version
+1 when the store has none, so a newcomer's first minute is served by a strong model.
+
+Each is listed in ``bundled.json`` beside this module: its file, its sha256, the one
+command that reproduces it byte for byte, and its judged figures (docs/ntuple.md). A file
+whose sha256 differs from the manifest's is refused (:class:`CorruptModel`), never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gameai.models.container import CorruptModel
+
+DIRECTORY = Path(__file__).resolve().parent
+MAX_BYTES = 10 * 1024 * 1024  # a bundled model is at most 10 MB
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """One bundled model as its manifest describes it."""
+
+    game: str
+    file: str
+    sha256: str
+    command: str  # reproduces the file byte for byte
+    judged: str  # its strength, in words, with the command that measured it
+
+    def read(self, directory: Path = DIRECTORY) -> bytes:
+        """The model's bytes, checked against the manifest.
+
+        Raises:
+            CorruptModel: the file is missing, too large, or not the one the manifest names.
+        """
+        path = directory / self.file
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise CorruptModel(f"the bundled model of {self.game} cannot be read: "
+                               f"{e.strerror}") from e
+        if len(data) > MAX_BYTES:
+            raise CorruptModel(f"the bundled model of {self.game} is {len(data):,} bytes; "
+                               f"at most {MAX_BYTES:,} are bundled")
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != self.sha256:
+            raise CorruptModel(f"the bundled model of {self.game} has sha256 {digest[:12]}, "
+                               f"not the manifest's {self.sha256[:12]}")
+        return data
+
+
+def manifest(directory: Path = DIRECTORY) -> dict[str, Bundled]:
+    """The bundled models by game (empty when there is no manifest)."""
+    try:
+        entries: dict[str, Any] = json.loads((directory / "bundled.json").read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise CorruptModel(f"the bundled models' manifest cannot be read: {e}") from e
+    return {game: Bundled(game, e["file"], e["sha256"], e["command"], e.get("judged", ""))
+            for game, e in entries.items()}
+
+
+def bundled(game: str, directory: Path = DIRECTORY) -> Bundled | None:
+    """The bundled model of ``game``, or None."""
+    return manifest(directory).get(game)
