@@ -101,6 +101,11 @@ class _Solutions:
         found = self._kept.get((game.name, f"{state} {state.to_move}"))
         return None if found is None or isinstance(found, str) else found
 
+    def kept_text(self, game: Game, text: str) -> Solution | None:
+        """:meth:`kept` of a position given as its text and side (``"XO-|... X"``)."""
+        found = self._kept.get((game.name, text))
+        return None if found is None or isinstance(found, str) else found
+
     def keep(self, game: Game, state: State, solution: Solution) -> None:
         """Keep a solution found elsewhere (a streamed analysis' proof)."""
         with self._lock:

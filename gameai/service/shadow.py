@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 
 from gameai.games import GameError
 from gameai.service.analysis import SOLUTIONS
@@ -42,7 +42,7 @@ DUTY = 0.1  # the worker is busy at most this share of the time
 WAKE_SECONDS = 0.05  # the worker wakes this often and takes what queued meanwhile
 MAX_REST = 1.0  # seconds of one rest
 FLUSH_SECONDS = 1.0  # tallies go to the store this often
-FAILED_KEPT = 10_000  # positions the shadow's solver could not prove, not tried again
+OPTIMAL_KEPT = 100_000  # positions whose optimal moves (or failure) the worker keeps
 TALLIES = ("compared", "agreed", "proved", "production_optimal", "shadow_optimal", "dropped")
 
 # one mirrored query: game, the session that answered, board, to_move, depth
@@ -80,8 +80,10 @@ class Shadow:
         # shadow, production); the worker reports what it has not reported yet
         self._dropped: dict[tuple[str, int, int], int] = {}
         self._dropped_seen: dict[tuple[str, int, int], int] = {}
-        self._pending: dict[tuple[str, int, int], Counter[str]] = {}
-        self._failed: set[tuple[str, str]] = set()
+        self._pending: dict[tuple[str, int, int], dict[str, int]] = {}
+        # each position's optimal actions as the solver proved them (None: not within the
+        # budget, not tried again): the same positions come back again and again
+        self._optimal_of: dict[tuple[str, str], tuple[int, ...] | None] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.processed = 0  # queries compared by this process (tests wait on it)
@@ -137,26 +139,27 @@ class Shadow:
     def work(self) -> int:
         """Compare every query buffered now (the worker's step; tests call it too), and
         update the metrics once for them all. Returns how many were compared."""
-        counts: dict[tuple[str, str], Counter[str]] = {}
+        before = {key: dict(tally) for key, tally in self._pending.items()}
         done = 0
         for _ in range(len(self._buffer)):
             query = self._buffer.popleft()
             try:
-                found = self.compare(query)
+                done += self.compare(query)
             except Exception:  # a bug must not end the worker: log it, go on
                 log.exception("shadow comparison failed")
-                continue
-            if found is not None:
-                labels, tally = found
-                counts.setdefault(labels, Counter()).update(tally)
-                done += 1
-        for (game, version), tally in counts.items():
-            self.metrics.shadow_compared.labels(game, version).inc(tally["compared"])
-            self.metrics.shadow_agreed.labels(game, version).inc(tally["agreed"])
-            self.metrics.shadow_proved.labels(game, version).inc(tally["proved"])
+        for (game, shadow, _production), tally in self._pending.items():
+            had = before.get((game, shadow, _production), {})
+            labels = (game, str(shadow))
+            for name, metric in (("compared", self.metrics.shadow_compared),
+                                 ("agreed", self.metrics.shadow_agreed),
+                                 ("proved", self.metrics.shadow_proved)):
+                if tally[name] > had.get(name, 0):
+                    metric.labels(*labels).inc(tally[name] - had.get(name, 0))
             for who in ("production", "shadow"):
-                self.metrics.shadow_optimal.labels(game, version, who).inc(
-                    tally[f"{who}_optimal"])
+                name = f"{who}_optimal"
+                if tally[name] > had.get(name, 0):
+                    self.metrics.shadow_optimal.labels(*labels, who).inc(
+                        tally[name] - had.get(name, 0))
         for key, total in list(self._dropped.items()):
             new = total - self._dropped_seen.get(key, 0)
             if new:
@@ -167,32 +170,34 @@ class Shadow:
         self.processed += done
         return done
 
-    def compare(self, query: _Query) -> tuple[tuple[str, str], Counter[str]] | None:
-        """Answer ``query`` by the shadow version too; the comparison's tallies (also added
-        to what goes to the store), or ``None`` when there is no shadow any more."""
+    def compare(self, query: _Query) -> int:
+        """Answer ``query`` by the shadow version too and count the comparison in the
+        tallies that go to the store (the metrics follow in :meth:`work`); 1 if compared,
+        0 when there is no shadow any more."""
         game, production, board, to_move, depth = query
         served = self.registry.served(game)
         version = served.aliases.get("shadow")
         shadow = served.models.get(version) if version is not None else None
         if shadow is None:
-            return None
+            return 0
         try:
             ours = production.position(board, to_move, depth, best_only=True).evaluation.best
             theirs = shadow.position(board, to_move, _depth_for(shadow, depth),
                                      best_only=True).evaluation.best
         except GameError:
-            return None  # the position answered before: cannot happen, never counted
-        tally: Counter[str] = Counter(compared=1)
+            return 0  # the position answered before: cannot happen, never counted
+        tally = self._tally(game, shadow.version, production.version)
+        tally["compared"] += 1
         if ours.action_id == theirs.action_id:
             tally["agreed"] += 1
         optimal = self._optimal(production, game, board, to_move)
         if optimal is not None:
             tally["proved"] += 1
-            for who, move in (("production", ours), ("shadow", theirs)):
-                if move.action_id in optimal:
-                    tally[f"{who}_optimal"] += 1
-        self._tally(game, shadow.version, production.version).update(tally)
-        return (game, str(shadow.version)), tally
+            if ours.action_id in optimal:
+                tally["production_optimal"] += 1
+            if theirs.action_id in optimal:
+                tally["shadow_optimal"] += 1
+        return 1
 
     def _optimal(self, session: ModelSession, game_name: str, board: str, to_move: str
                  ) -> tuple[int, ...] | None:
@@ -200,24 +205,25 @@ class Shadow:
         (a position it failed on is not tried again)."""
         if not self.solve_ms:
             return None
-        key = (game_name, f"{board}\n{to_move}")
-        if key in self._failed:
-            return None
+        key = (game_name, f"{board} {to_move}")  # the solutions' key: the state as text
+        if key in self._optimal_of:
+            return self._optimal_of[key]
         game = session.model.game
-        state = game.parse(board, to_move=to_move)
-        solution = SOLUTIONS.proved(game, state, self.solve_ms / 1000)
+        solution = SOLUTIONS.kept_text(game, key[1])
         if solution is None:
-            if len(self._failed) >= FAILED_KEPT:
-                self._failed.clear()
-            self._failed.add(key)
-            return None
-        return solution.optimal_moves
+            state = game.parse(board, to_move=to_move)
+            solution = SOLUTIONS.proved(game, state, self.solve_ms / 1000)
+        if len(self._optimal_of) >= OPTIMAL_KEPT:
+            self._optimal_of.clear()
+        found = None if solution is None else solution.optimal_moves
+        self._optimal_of[key] = found
+        return found
 
-    def _tally(self, game: str, shadow: int, production: int) -> Counter[str]:
+    def _tally(self, game: str, shadow: int, production: int) -> dict[str, int]:
         key = (game, shadow, production)
         found = self._pending.get(key)
         if found is None:
-            found = self._pending[key] = Counter()
+            found = self._pending[key] = dict.fromkeys(TALLIES, 0)
         return found
 
     def flush(self) -> None:
@@ -225,13 +231,16 @@ class Shadow:
         flush while the store is down). Runs on the worker thread (and at stop)."""
         pending, self._pending = self._pending, {}
         for (game, shadow, production), counts in pending.items():
+            counts = {name: n for name, n in counts.items() if n}
             if not counts:
                 continue
             try:
                 self.registry.store.record_shadow(game=game, version=shadow,
-                                                  production=production, counts=dict(counts))
+                                                  production=production, counts=counts)
             except StoreError:
-                self._tally(game, shadow, production).update(counts)
+                tally = self._tally(game, shadow, production)
+                for name, n in counts.items():
+                    tally[name] += n
 
 
 def _depth_for(session: ModelSession, asked: int | None) -> int | None:
