@@ -163,3 +163,13 @@ def test_errors_are_precise_on_both_transports(review_server, game, body, status
     assert caught.value.code().name == code
     assert caught.value.details().startswith(message)
     assert ("gameai-field", field) in caught.value.trailing_metadata()
+
+
+def test_the_answer_is_the_documented_review(review_server) -> None:
+    from gameai.service.rest.schema import ReviewOut
+
+    for game, body in (("tictactoe", {"actions": BLUNDERS, "solve_ms": 20_000}),
+                       ("three-mens-morris", {"moves": MORRIS_DRAW}),
+                       ("connect-four", {"moves": "4455661"})):
+        review = ReviewOut.model_validate(post(review_server, game, body).json())
+        assert sum(s.moves for s in review.sides) == len(review.plies)

@@ -171,3 +171,13 @@ def test_a_draining_server_ends_its_streams_with_a_last_update(stream_server) ->
     finally:
         runtime.draining = False
     assert events[-1] == "done" and time.monotonic() - started < 10
+
+
+def test_every_event_is_the_documented_update(stream_server) -> None:
+    from gameai.service.rest.schema import StreamUpdate
+
+    events = stream(stream_server, "connect-four", {"moves": "44", "depth": 2, "time_ms": 200})
+    events += stream(stream_server, "tictactoe", {"board": "XO-|-X-|---"})
+    for name, data in events:
+        update = StreamUpdate.model_validate(data)
+        assert update.phase.value == name

@@ -15,6 +15,7 @@ from starlette.requests import ClientDisconnect
 from gameai.service.errors import InvalidRequest
 
 REQUEST_MODELS: dict[str, type[BaseModel]] = {}  # what body_schema referred to, by name
+DOCUMENTED: list[type[BaseModel]] = []  # other models the document names (stream events)
 
 
 def body_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -35,7 +36,8 @@ def add_request_schemas(document: dict[str, Any]) -> dict[str, Any]:
     """Put the request models of :func:`body_schema` and the types they use into the
     OpenAPI document's components (in place; returned for convenience)."""
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    for name, model in REQUEST_MODELS.items():
+    named = {**REQUEST_MODELS, **{m.__name__: m for m in DOCUMENTED}}
+    for name, model in named.items():
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         for used, definition in schema.pop("$defs", {}).items():
             schemas.setdefault(used, definition)

@@ -14,20 +14,23 @@ from fastapi.responses import Response, StreamingResponse
 from gameai.games import GameError
 from gameai.service import review as reviews
 from gameai.service.errors import ServiceError, classify
-from gameai.service.rest.bodies import body_schema, json_body, move_fields
+from gameai.service.rest.bodies import DOCUMENTED, body_schema, json_body, move_fields
 from gameai.service.rest.deps import runtime_of
 from gameai.service.rest.render import answer, move_value, to_json
 from gameai.service.rest.schema import (
     ANALYZE_ERRORS,
     REVIEW_ERRORS,
+    STREAM_EVENT,
     ReviewOut,
     ReviewRequest,
     StreamRequest,
+    StreamUpdate,
 )
 from gameai.service.stream import Bound, Update, open_analysis, run_stream
 from gameai.store import StoreError
 
 router = APIRouter(tags=["moves"])
+DOCUMENTED.append(StreamUpdate)  # the events' data: in the components, by name
 
 
 @router.post("/v1/games/{game}/review", response_model=ReviewOut,
@@ -50,7 +53,7 @@ _STREAM_DOC = {
     200: {"description": "Server-Sent Events: one event per step, named by its phase "
           "(model, solver, done), each data line a JSON update (StreamUpdate); the last "
           "event is done",
-          "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+          "content": {"text/event-stream": {"schema": STREAM_EVENT}}},
     **ANALYZE_ERRORS,
 }
 

@@ -335,6 +335,55 @@ class StreamRequest(MoveRequest):
                                "while interactive work waits")
 
 
+class Phase(StrEnum):
+    """A streamed update's step: the model's values at one more depth, what the solver
+    proved so far, or the last update."""
+
+    model = "model"
+    solver = "solver"
+    done = "done"
+
+
+class BoundOut(MoveValueOut):
+    at_least: Outcome | None = Field(None, description="what the solver proved: the move's "
+                                     "outcome for the mover at least (absent: nothing yet)")
+    at_most: Outcome | None = Field(None, description="... and at most")
+    exact: bool | None = Field(None, description="at_least and at_most meet")
+    distance: int | None = Field(None, description="plies to the end under perfect play, "
+                                 "where known")
+
+
+class StreamUpdate(BaseModel):
+    """One event of POST /v1/games/{game}/analyze/stream (its data, as JSON)."""
+
+    phase: Phase
+    game: str
+    model_version: int
+    to_move: Side
+    best: BoundOut = Field(description="the best move so far")
+    moves: list[BoundOut]
+    elapsed_ms: int
+    nodes: int = Field(description="the solver's nodes for this stream so far")
+    proved: bool
+    depth: int | None = Field(None, description="model phase: the depth done")
+    outcome: Outcome | None = Field(None, description="proved: the position's outcome for "
+                                    "the side to move")
+    distance: int | None = None
+    reason: str | None = Field(None, description="done: why it stopped")
+    board: str | None = Field(None, description="the position, when the request gave moves")
+
+
+# What each Server-Sent Event of a stream is (schemathesis checks every event against it):
+# the event's name and its data, a StreamUpdate as JSON (an error event: an ErrorOut).
+STREAM_EVENT = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["model", "solver", "done", "error"]},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "contentSchema": {"anyOf": [{"$ref": "#/components/schemas/StreamUpdate"},
+                                             {"$ref": "#/components/schemas/ErrorOut"}]}}}}
+
+
 class ErrorCode(StrEnum):
     """The gRPC status name of an error (``code`` of every error answer)."""
 
