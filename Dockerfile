@@ -16,12 +16,15 @@ ENV PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 
-# Build tools live in their own venv so they never reach the runtime image.
+# Build tools live in their own venv so they never reach the runtime image. EXTRAS names
+# optional dependencies to add (--build-arg EXTRAS=ray: the Ray cluster's image, whose
+# nodes run `ray start` and the trainer's actors; deploy/docker-compose.yml, profile ray).
+ARG EXTRAS=""
 COPY constraints.txt pyproject.toml ./
 RUN python -m venv /opt/tools \
     && /opt/tools/bin/pip install --no-cache-dir grpcio-tools setuptools wheel \
     && python -m venv /opt/gameai \
-    && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+    && python -c "import os, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; extras = [e for e in os.environ.get('EXTRAS', '').split(',') if e]; print('\n'.join(p['dependencies'] + [d for e in extras for d in p['optional-dependencies'][e]]))" > /tmp/requirements.txt \
     && /opt/gameai/bin/pip install --no-cache-dir -r /tmp/requirements.txt
 
 # The application: generate the gRPC code from proto/, then build and install the wheel.

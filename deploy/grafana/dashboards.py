@@ -320,6 +320,26 @@ def training() -> dict[str, Any]:
         panel("timeseries", "Exploration", "Current exploration level (epsilon or "
               "temperature), decaying as the learner settles.",
               [(f"gameai_trainer_exploration{{{GAME}}}", "{{game}} {{algorithm}}")]),
+        row("Parallel self-play"),
+        panel("timeseries", "Games/s per actor", "Each self-play actor's games per second "
+              "while it played (--param actors=N: threads, or Ray actors across the "
+              "cluster with --cluster); the sum is the trainer's speed before merges.",
+              [(f"sum by ({by}, actor) (gameai_trainer_actor_games_per_second{{{GAME}}})",
+                "{{game}} {{actor}}")], unit="ops"),
+        panel("timeseries", "Cluster", "Nodes and CPUs self-play runs on, actors running "
+              "and actors lost with their node (their unsent games were played again).",
+              [(f"max by ({by}) (gameai_trainer_cluster_nodes{{{GAME}}})", "{{game}} nodes"),
+               (f"max by ({by}) (gameai_trainer_cluster_cpus{{{GAME}}})", "{{game}} CPUs"),
+               (f"max by ({by}) (gameai_trainer_actors{{{GAME}}})", "{{game}} actors"),
+               (f"max by ({by}) (gameai_trainer_actors_lost{{{GAME}}})",
+                "{{game}} actors lost")], interpolation="stepAfter", min=0, decimals=0),
+        panel("timeseries", "Merge lag and staleness", "Last round: seconds from the first "
+              "actor's delta in to the merged update out (the actors wait that long); "
+              "games the last merged delta was behind (0 in reproducible rounds).",
+              [(f"max by ({by}) (gameai_trainer_merge_lag_seconds{{{GAME}}})",
+                "{{game}} merge lag (s)"),
+               (f"max by ({by}) (gameai_trainer_staleness_games{{{GAME}}})",
+                "{{game}} staleness (games)")], width=24, min=0),
         row("Evaluation"),
         panel("timeseries", "Latest evaluation", "Against the exact solver: optimal move "
               "rate, losses as X and as O to the exhaustive opponent, loss rate against "

@@ -156,3 +156,127 @@ def schedules(game_name: str, algorithm: str, *, seconds: float,
     return {"game": game.name, "algorithm": algorithm, "seed": seed, "seconds": seconds,
             "rows": rows}
 
+
+
+# -- parallel self-play: speed and strength by actors (issue 24) ---------------------------
+
+def _machine() -> dict[str, Any]:
+    return {"cores": os.cpu_count(), "load_average": load()}
+
+
+def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
+                  cluster: str | None = None, params: dict[str, str] | None = None,
+                  seed: int = 1, progress: Any = print) -> dict[str, Any]:
+    """Self-play games/s (learning and merges included) of the n-tuple learner with each
+    number of ``actors``, on this machine's threads and, with ``cluster``, on the Ray
+    cluster at that address: each setting warms up (kernels compiled or loaded, actors
+    started, a round played), then plays rounds for ``seconds``. Speed-up and efficiency
+    are against one actor on this machine, measured in the same run."""
+    game = get_game(game_name)
+    backends = ["local"] + (["ray"] if cluster else [])
+    out: dict[str, Any] = {"game": game.name, "algorithm": "ntuple", "seconds": seconds,
+                           "params": params or {}, "machine": _machine(), "rows": []}
+    if cluster:
+        from gameai.trainer.selfplay.ray import connect
+
+        out["cluster"] = {"address": cluster, **connect(cluster)}
+    base = None
+    for backend in backends:
+        for k in actors:
+            learner = make_learner(game, "ntuple", seed=seed,
+                                   params={**(params or {}), "actors": str(k)})
+            if backend == "ray":
+                if k == 1:
+                    continue  # one actor plays in the trainer's process, never on a cluster
+                from gameai.trainer.learners.ntuple import NtupleLearner
+                from gameai.trainer.selfplay.ray import RayCluster
+
+                assert isinstance(learner, NtupleLearner)
+                learner.use_backend(RayCluster())
+            sync = max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
+            learner.play(sync)  # warm: kernels, actors, a round's buffers
+            games, wall = 0, 0.0
+            cpu = time.process_time()
+            load_before = load()
+            while wall < seconds:
+                stats = learner.play(sync)
+                games += stats.games
+                wall += stats.seconds
+            rate = games / wall
+            cpu_rate = games / max(time.process_time() - cpu, 1e-9)
+            status = getattr(learner, "selfplay_status", {})
+            close = getattr(learner, "close", None)
+            if close is not None:
+                close()
+            if base is None:
+                base = rate
+            row = {"backend": backend, "actors": k, "games": games,
+                   "seconds": round(wall, 2), "games_per_second": round(rate, 1),
+                   "speedup": round(rate / base, 3), "efficiency": round(rate / base / k, 3),
+                   "games_per_cpu_second_here": round(cpu_rate, 1),
+                   "hosts": status.get("hosts", 1), "merge_lag": status.get("merge_lag"),
+                   "load_average": [load_before, load()]}
+            out["rows"].append(row)
+            progress(f"{backend:>5} {k:>3} actors: {rate:>10,.0f} games/s  speed-up "
+                     f"{row['speedup']:.2f}x  efficiency {row['efficiency']:.2f}  (load "
+                     f"{load_before[0]} -> {row['load_average'][1][0]})")
+    out["machine"]["load_average_after"] = load()
+    return out
+
+
+def actor_strength(game_name: str, *, actors: tuple[int, ...], games: int,
+                   judge_games: int = 200, time_limit: float = 2.0, positions: int = 0,
+                   params: dict[str, str] | None = None, seed: int = 1,
+                   progress: Any = print) -> dict[str, Any]:
+    """Strength at an equal number of ``games`` with each number of ``actors`` (trained on
+    this machine: the rounds give the same model on any backend): the evaluator's figures
+    (optimal-move rate of the network, lines lost, where the solver's table fits), games as
+    first player against the perfect opponent and as second against the noisy solvers, at
+    the default depth (the judge's matches, each with its 95% interval), and with
+    ``positions`` the error rates on solver-labelled positions. Each count's score against
+    the perfect opponent is compared with one actor's interval."""
+    from gameai.trainer.evaluation.book import default_book
+    from gameai.trainer.evaluation.judge import GateJudge
+
+    game = get_game(game_name)
+    judge = GateJudge(game, games=judge_games, time_limit=time_limit, seed=seed, matches=True,
+                      book=default_book(game))
+    out: dict[str, Any] = {"game": game.name, "games": games, "params": params or {},
+                           "judge_games": judge_games, "machine": _machine(), "rows": []}
+    first = None
+    for k in actors:
+        learner = make_learner(game, "ntuple", seed=seed,
+                               params={**(params or {}), "actors": str(k)})
+        started = time.perf_counter()
+        learner.play(games)
+        trained = time.perf_counter() - started
+        model = learner.export()
+        getattr(learner, "close", lambda: None)()
+        report = evaluate(model, random_games=200, seed=seed)
+        judged = judge.measures(model, report)
+        row: dict[str, Any] = {"actors": k, "train_seconds": round(trained, 1),
+                               "optimal_move_rate": report.get("optimal_move_rate"),
+                               "losses_as_x": report.get("losses_as_x"),
+                               "losses_as_o": report.get("losses_as_o"),
+                               "judged": judged}
+        if positions:
+            from gameai.bench.ntuple import position_errors
+            from gameai.models import NtupleModel
+
+            assert isinstance(model, NtupleModel)
+            row["position_errors"] = position_errors(model, depths=[None], count=positions,
+                                                     seed=seed, progress=lambda _: None)
+        score = next(m for m in judged["measures"] if m["name"] == "vs_perfect_as_x")
+        if first is None:
+            first = score["score"]
+        row["vs_perfect_as_x"] = score["score"]
+        row["within_one_actor_interval"] = first["low"] <= score["score"]["value"] <= \
+            first["high"]
+        out["rows"].append(row)
+        progress(f"{k:>3} actors, {games:,} games: vs perfect as X {score['wins']}/"
+                 f"{score['draws']}/{score['losses']} (score {score['score']['value']:.3f} "
+                 f"[{score['score']['low']:.3f}, {score['score']['high']:.3f}]), optimal "
+                 f"moves {row['optimal_move_rate']}, lines lost {row['losses_as_x']} / "
+                 f"{row['losses_as_o']}  ({trained:.0f} s of training)")
+    out["machine"]["load_average_after"] = load()
+    return out

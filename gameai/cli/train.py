@@ -92,6 +92,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --judge-games: seconds of solver search per opponent move "
                    "(default 2)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    cluster_options(p)
     memory_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_train)
@@ -115,9 +116,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``gameai bench selfplay`` and ``gameai bench learners``."""
-    p = sub.add_parser("selfplay", help="self-play games per second against plain Python")
+    p = sub.add_parser("selfplay", help="self-play games per second against plain Python; "
+                       "with --algorithm ntuple, by number of parallel actors (and on a Ray "
+                       "cluster), with --judge the strength at equal games")
     p.add_argument("--game", default="tictactoe")
-    p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring")
+    p.add_argument("--seconds", type=float, default=3.0, help="time spent measuring (per "
+                   "actor count with --algorithm ntuple)")
+    p.add_argument("--algorithm", choices=("ntuple",), help="time the n-tuple learner's "
+                   "parallel actors instead of the table learners against plain Python")
+    p.add_argument("--actors", default="1,2", metavar="K,K,...",
+                   help="with --algorithm ntuple: the actor counts (default 1,2)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="also on this Ray cluster (host:port "
+                   "or auto; pip install 'gameai[ray]')")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a learner parameter for every setting (sync_games=..., merge=...)")
+    p.add_argument("--judge", action="store_true", help="also the strength at an equal "
+                   "number of games for each actor count: the judge's matches against the "
+                   "perfect player at the default depth, and the evaluator's figures")
+    p.add_argument("--judge-after", type=positive, default=300_000, metavar="GAMES",
+                   help="with --judge: games each actor count trains (default 300,000)")
+    p.add_argument("--judge-games", type=positive, default=200, metavar="N",
+                   help="with --judge: games a match (default 200)")
+    p.add_argument("--judge-time", type=float, default=2.0, metavar="S",
+                   help="with --judge: the perfect opponent's seconds a move past the "
+                   "solver's tables (default 2)")
+    p.add_argument("--positions", type=int, default=0, metavar="N",
+                   help="with --judge: also error rates on N solver-labelled positions a "
+                   "class (slow on Connect Four: the solver labels them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_bench_selfplay)
     p = sub.add_parser("learners", help="games and seconds until perfect per learner "
@@ -212,6 +237,41 @@ def store_options(p: argparse.ArgumentParser) -> None:
                    "$GAMEAI_DATA_DIR or ~/.local/share/gameai)")
 
 
+def cluster_options(p: argparse.ArgumentParser) -> None:
+    """``--cluster`` and ``--on-node-loss``: the n-tuple learner's parallel actors on a Ray
+    cluster (the extra ``gameai[ray]``)."""
+    p.add_argument("--cluster", metavar="ADDRESS", help="run the n-tuple learner's parallel "
+                   "actors (--param actors=N) on the Ray cluster whose head is at "
+                   "ADDRESS (host:port), or 'auto' (the cluster this machine belongs to); "
+                   "needs pip install 'gameai[ray]'; the model is the local one's, byte "
+                   "for byte")
+    p.add_argument("--on-node-loss", choices=("continue", "wait"), default="continue",
+                   help="with --cluster: a dead node's unsent games are played again by "
+                   "the actors left (continue, the default) or by new actors once the "
+                   "cluster has room for them (wait)")
+
+
+def use_cluster(learner: Any, address: str | None, on_loss: str) -> dict[str, float] | None:
+    """Put ``learner``'s actors on the Ray cluster at ``address`` (nothing without one).
+    Returns the cluster's nodes and CPUs."""
+    if not address:
+        return None
+    from gameai.trainer.selfplay.ray import RayCluster, RayUnavailable, connect
+
+    if learner.algorithm != "ntuple":
+        raise CommandError(f"--cluster runs the n-tuple learner's parallel actors; "
+                           f"{learner.algorithm} learns on one core (docs/trainer.md)", USAGE)
+    if learner.params.actors < 2 or learner.params.sync_games == 0:
+        raise CommandError("--cluster needs parallel actors in rounds: --param actors=N "
+                           "(N >= 2) and sync_games above 0", USAGE)
+    try:
+        machines = connect(address)
+    except RayUnavailable as e:
+        raise CommandError(str(e), USAGE) from e
+    learner.use_backend(RayCluster(on_loss))
+    return machines
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -246,6 +306,11 @@ def run_train(args: argparse.Namespace) -> int:
     if out is not None:
         write_atomically(out, model.to_bytes())
         extra["out"] = str(out)
+    if extra.get("stopped") == "cluster_lost":
+        kept = f"written to {out}" if out else "not saved (no --out)"
+        raise CommandError(f"{extra['error']}: training stopped after "
+                           f"{model.info.games_played:,} games; the model of those games "
+                           f"(the last checkpoint) is {kept}; nothing was published")
     if args.store_url:
         extra["published"] = _publish(args, model)
     failed = _plot(args, game, history, extra) if args.plot else None
@@ -316,7 +381,10 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
 
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
+    from gameai.trainer.selfplay.rounds import ClusterLost
+
     learner = make_learner(game, args.algorithm, seed=args.seed, params=params)
+    machines = use_cluster(learner, args.cluster, args.on_node_loss)
     judge = None
     if args.judge_games:
         from gameai.trainer.evaluation.book import default_book
@@ -343,19 +411,39 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
             bar.advance(stats.games, note=summary(point.evaluation) if point else "")
             if keep is not None and point is not None:
                 path = keep / f"{game.name}-{point.games}.model"
-                path.write_bytes(learner.export().to_bytes())
+                write_atomically(path, learner.export().to_bytes())  # never half-made
 
-        result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
-                       until_perfect=args.until_perfect, eval_every=args.eval_every,
-                       eval_share=None if args.eval_every else args.eval_share or EVAL_SHARE,
-                       should_stop=stop, on_round=on_round,
-                       record_time=stamp is None, created_at=created_at, judge=judge,
-                       judge_every=args.judge_every or 0)
+        try:
+            result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
+                           until_perfect=args.until_perfect, eval_every=args.eval_every,
+                           eval_share=None if args.eval_every else args.eval_share
+                           or EVAL_SHARE, should_stop=stop, on_round=on_round,
+                           record_time=stamp is None, created_at=created_at, judge=judge,
+                           judge_every=args.judge_every or 0)
+        except ClusterLost as e:
+            return _cluster_lost(learner, e)
+        finally:
+            getattr(learner, "close", lambda: None)()  # the parallel actors, if any
     extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),
                              "history": result.history}
+    if machines is not None:
+        extra["cluster"] = {**machines, **getattr(learner, "selfplay_status", {})}
     return result.model, extra
+
+
+def _cluster_lost(learner: Any, error: Exception) -> tuple[Model, dict[str, Any]]:
+    """The Ray cluster went away: the model of the weights last pulled from it (the last
+    checkpoint), evaluated, written where asked, and the run ends with the reason."""
+    from gameai.trainer.evaluation.evaluate import evaluate
+    from gameai.trainer.training import with_evaluation
+
+    exported = learner.export()
+    model = with_evaluation(
+        lambda r: exported.with_info(learner.info(evaluation=r)),
+        evaluate(exported, seed=learner.seed))
+    return model, {"stopped": "cluster_lost", "error": str(error)}
 
 
 def _distil(args: argparse.Namespace, game: Game, params: dict[str, str]
@@ -450,6 +538,8 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     from gameai.trainer.training import CannotTrain
 
     game = get_game(args.game)
+    if args.algorithm == "ntuple":
+        return _bench_actors(args, game)
     if not game.cell_kernels:
         raise CommandError(f"bench selfplay times the m,n,k self-play kernels against their "
                            f"plain-Python twin; {game.name} is played along its state graph: "
@@ -460,6 +550,48 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     except CannotTrain as e:
         raise CommandError(str(e)) from e
     print(json.dumps(figures) if args.json else figure_lines(figures))
+    return 0
+
+
+def _bench_actors(args: argparse.Namespace, game: Game) -> int:
+    from gameai.bench.learners import actor_scaling, actor_strength
+    from gameai.trainer.learners.base import BadParameter
+    from gameai.trainer.selfplay.ray import RayUnavailable
+    from gameai.trainer.training import CannotTrain
+
+    try:
+        actors = tuple(int(k) for k in args.actors.split(",") if k)
+    except ValueError:
+        raise CommandError(f"--actors must be comma-separated counts, got {args.actors!r}",
+                           USAGE) from None
+    if not actors or min(actors) < 1 or max(actors) > 64:
+        raise CommandError("--actors: counts from 1 to 64", USAGE)
+    if not game.cell_kernels:
+        raise CommandError(f"the n-tuple learner plays m,n,k games; {game.name} is not one",
+                           USAGE)
+    say = (lambda _: None) if args.json else print
+    params = parse_params(args.param)
+    try:
+        figures: dict[str, Any] = {"speed": actor_scaling(
+            game.name, actors=actors, seconds=args.seconds, cluster=args.cluster,
+            params=params, progress=say)}
+        if args.judge:
+            figures["strength"] = actor_strength(
+                game.name, actors=actors, games=args.judge_after, judge_games=args.judge_games,
+                time_limit=args.judge_time, positions=args.positions, params=params,
+                progress=say)
+    except RayUnavailable as e:
+        raise CommandError(str(e), USAGE) from e
+    except BadParameter as e:
+        raise CommandError(f"--param: {e}", USAGE) from e
+    except CannotTrain as e:
+        raise CommandError(str(e)) from e
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        m = figures["speed"]["machine"]
+        print(f"{m['cores']} cores, load average {m['load_average']} -> "
+              f"{m['load_average_after']}")
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from gameai.cli.common import STORE_DOWN, USAGE, CommandError, memory_option, positive
-from gameai.cli.train import SELF_PLAY, parse_params, store_options
+from gameai.cli.train import SELF_PLAY, cluster_options, parse_params, store_options
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--shadow-share", type=int, metavar="PERCENT", help="with --shadow-gate: "
                    "the share of production's best-move queries shadowed (default 100)")
     p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
+    cluster_options(p)
     memory_option(p)
     p.add_argument("--log-level", help="debug, info, warning or error (default: "
                    "$GAMEAI_LOG_LEVEL or info)")
@@ -68,6 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_trainer(args: argparse.Namespace) -> int:
     from gameai.store import StoreUnavailable
     from gameai.trainer.learners.base import BadParameter
+    from gameai.trainer.selfplay.rounds import ClusterLost
     from gameai.trainer.training import CannotTrain
     from gameai.trainer.worker.main import main
     from gameai.trainer.worker.settings import SettingsError, load_settings
@@ -79,3 +81,6 @@ def run_trainer(args: argparse.Namespace) -> int:
         raise CommandError(str(e), USAGE) from e
     except StoreUnavailable as e:
         raise CommandError(str(e), STORE_DOWN) from e
+    except ClusterLost as e:
+        raise CommandError(f"{e}: stopped; the versions published stay in the store, the "
+                           "candidate in progress is dropped") from e

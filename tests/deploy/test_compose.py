@@ -44,7 +44,34 @@ def test_schema_check_rejects_a_broken_file(compose: dict[str, Any]) -> None:
 
 
 def test_has_the_five_services(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"redis", "server", "trainer", "prometheus", "grafana"}
+    default = {n for n, s in compose["services"].items() if "profiles" not in s}
+    assert default == {"redis", "server", "trainer", "prometheus", "grafana"}
+    ray = {n for n, s in compose["services"].items() if "ray" in s.get("profiles", [])}
+    assert ray == {"trainer-ray", "ray-worker"}
+
+
+def test_the_ray_profile_is_a_head_trainer_and_scalable_workers(
+        compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    head, worker = services["trainer-ray"], services["ray-worker"]
+    for service in (head, worker):
+        assert service["build"]["args"] == {"EXTRAS": "ray"}  # an image with Ray
+        shm = service["shm_size"]
+        assert shm.endswith("gb") and float(shm[:-2]) * 1e9 > 1_000_000_000  # the store
+        assert service["read_only"] is True and service["cap_drop"] == ["ALL"]
+        assert "ray" in service["networks"] and "ports" not in service  # never published
+        assert "container_name" not in service  # replicas allowed
+    script = head["command"][0]
+    assert script.startswith("ray start --head --port=6379")
+    assert "--object-store-memory=1000000000" in script
+    assert "exec gameai trainer" in script and "--cluster auto" in script
+    assert "--algorithm ntuple" in script and "--param actors=" in script
+    assert head["deploy"]["replicas"] == 1
+    assert set(head["networks"]) == {"store", "metrics", "ray"}
+    assert "--address=trainer-ray:6379" in worker["command"]
+    assert "--block" in worker["command"]  # the container lives as long as its node
+    assert worker["networks"] == ["ray"]  # no store, no metrics: it only plays
+    assert worker["depends_on"] == {"trainer-ray": {"condition": "service_started"}}
 
 
 def test_every_service_has_a_health_check_and_a_restart_policy(compose: dict[str, Any]) -> None:
@@ -107,6 +134,11 @@ def test_app_settings_are_contract_settings(compose: dict[str, Any]) -> None:
     for name in ("server", "trainer"):
         names = {k for k in compose["services"][name]["environment"] if k.startswith("GAMEAI_")}
         assert names <= settings(), sorted(names - settings())
+    # the ray profile's own knobs are read by its start script, not by gameai
+    names = {k for k in compose["services"]["trainer-ray"]["environment"]
+             if k.startswith("GAMEAI_") and not k.startswith("GAMEAI_RAY_")
+             and k != "GAMEAI_TRAINER_GAME"}
+    assert names <= settings(), sorted(names - settings())
 
 
 def test_app_containers_are_locked_down(compose: dict[str, Any]) -> None:

@@ -292,3 +292,61 @@ def test_the_connect_four_component_trains_an_ntuple_network_and_serves_it(
     server = containers(objects)["gameai-server"]
     env = {e["name"]: e.get("value") for e in server["env"]}
     assert env["GAMEAI_GAMES"] == "tictactoe,connect-four"
+
+
+def test_the_ray_trainer_component_runs_the_trainer_on_a_kuberay_cluster(
+        tmp_path: Path) -> None:
+    """An overlay with the connect-four and ray-trainer components: the trainer Deployment
+    gives way to a KubeRay RayCluster whose head pod runs the trainer beside the Ray head
+    (``--cluster auto`` through the shared session directory), worker pods that scale, shared
+    memory for the object store, the hashed credentials and the image of the overlay; every
+    pod template validates against the Kubernetes schemas (the CRD itself is KubeRay's)."""
+    shutil.copytree(K8S, tmp_path / "k8s")
+    overlay = tmp_path / "k8s" / "overlays" / "ray"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - ../../base\ncomponents:\n  - ../../components/connect-four\n"
+        "  - ../../components/ray-trainer\n")
+    _, docs = kustomize(overlay)
+    objects = by_kind(docs)
+    assert ("Deployment", "gameai-trainer") not in objects  # one writer: the head's trainer
+    ray = objects[("RayCluster", "gameai-trainer")]
+    assert ray["apiVersion"] == "ray.io/v1" and ray["metadata"]["namespace"] == "gameai"
+    head = ray["spec"]["headGroupSpec"]
+    (workers,) = ray["spec"]["workerGroupSpecs"]
+    assert workers["minReplicas"] <= workers["replicas"] <= workers["maxReplicas"]
+    assert int(workers["rayStartParams"]["num-cpus"]) >= 1
+    secret = next(d for d in docs if d["kind"] == "Secret")["metadata"]["name"]
+    image = containers(objects)["gameai-server"]["image"]
+    pods = {"head": head["template"], "worker": workers["template"]}
+    for name, template in pods.items():
+        spec = template["spec"]
+        shm = next(v for v in spec["volumes"] if v["name"] == "shm")
+        assert shm["emptyDir"]["medium"] == "Memory"
+        for c in spec["containers"]:
+            assert {"name": "shm", "mountPath": "/dev/shm"} in c["volumeMounts"], name
+            assert c["image"] == image, name
+            assert c["securityContext"]["readOnlyRootFilesystem"] is True
+            assert c["resources"]["limits"] and c["resources"]["requests"]
+    trainer = next(c for c in head["template"]["spec"]["containers"] if c["name"] == "trainer")
+    args = trainer["args"]
+    assert args[:5] == ["trainer", "--game", "connect-four", "--algorithm", "ntuple"]
+    assert args[args.index("--cluster") + 1] == "auto" and "--resume" in args
+    assert {"name": "tmp", "mountPath": "/tmp"} in trainer["volumeMounts"]  # /tmp/ray shared
+    credentials = next(v for v in head["template"]["spec"]["volumes"]
+                       if v["name"] == "credentials")
+    assert credentials["secret"]["secretName"] == secret  # the hashed name
+    assert head["template"]["metadata"]["annotations"]["prometheus.io/port"] == "9100"
+    policy = objects[("NetworkPolicy", "gameai-ray")]
+    assert policy["metadata"]["namespace"] == "gameai"
+    # the pod templates as Pods, through the same strict schema check as every manifest
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": f"ray-{name}", "namespace": "gameai",
+                      **{k: v for k, v in t["metadata"].items() if k != "name"}},
+         "spec": t["spec"]} for name, t in pods.items()] + [policy]))
+    result = validate(path, VERSIONS[-1])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("passed for resource") == 3

@@ -106,6 +106,10 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"exploring_starts": "2"}, "exploring_starts"),
     ({"tcl_beta": "2.7"}, "0 unless tcl=true"),
     ({"sides": "3"}, "sides"),
+    ({"merge": "median"}, "merge"),
+    ({"staleness": "-1"}, "staleness"),
+    ({"actors": "2", "staleness": "100", "merge": "mean"}, "scaled or sum"),
+    ({"actors": "2", "tcl": "true"}, "tcl"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):
@@ -177,3 +181,26 @@ def test_position_errors_count_the_moves_the_solver_ranks_lower():
             solved = {m.move: rank[m.outcome] for m in game.solve(board).moves}
             errors += solved[policy.evaluate(board).best.index] < max(solved.values())
         assert figures[name]["errors"] == errors
+
+
+@pytest.mark.parametrize("merge", ["scaled", "mean"])  # sum overshoots (docs/ntuple.md)
+def test_each_merge_rule_learns(ttt, merge):
+    learner = make_learner(ttt, "ntuple", seed=3, params={"actors": "3", "sync_games": "300",
+                                                         "merge": merge})
+    learner.play(4000)
+    model = learner.export()
+    assert losses(model, side="X") + losses(model, side="O") < losses(
+        make_learner(ttt, "ntuple").export(), side="X")
+
+
+def test_asynchronous_actors_learn_within_their_staleness(ttt):
+    """staleness=N: deltas merged as they come, never more than N games behind."""
+    learner = make_learner(ttt, "ntuple", seed=3, params={"actors": "2", "sync_games": "200",
+                                                         "staleness": "200"})
+    stats = learner.play(4000)
+    assert stats.games == 4000 == stats.x_wins + stats.o_wins + stats.draws
+    status = learner.selfplay.status
+    assert 0 <= status.staleness <= 200
+    model = learner.export()
+    assert losses(model, side="X") + losses(model, side="O") < losses(
+        make_learner(ttt, "ntuple").export(), side="X")

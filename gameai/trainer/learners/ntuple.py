@@ -31,8 +31,10 @@ large ``alpha`` settle per weight).
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numba as nb
 import numpy as np
@@ -42,7 +44,6 @@ from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.models import Model, ModelInfo, NtupleModel
 from gameai.models.ntuple import build_net, default_shape, parse_patterns, random_walks
 from gameai.models.ntuple_kernels import (
-    F32,
     MINE,
     PLAYABLE,
     THEIRS,
@@ -59,7 +60,12 @@ from gameai.models.ntuple_kernels import (
 )
 from gameai.trainer.learners.base import Learner, Params, require
 from gameai.trainer.learners.schedules import annealed
+from gameai.trainer.selfplay.sparse import RULES
 from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
+
+if TYPE_CHECKING:
+    from gameai.trainer.selfplay.ray import RemoteSelfPlay
+    from gameai.trainer.selfplay.rounds import Backend, SelfPlay
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,10 @@ class NtupleParams(Params):
     tcl_beta: float = 0.0  # 0: each weight's step times |sum| / sum of |updates|; > 0: TCL-EXP
     exploring_starts: float = 0.0
     opening_plies: int = 0  # an exploring start's random moves: 0 to this (0: to the end)
-    actors: int = 1  # parallel self-play threads, each on its own copy of the weights
-    sync_games: int = 2048  # games between merges of the actors' changes; 0: shared weights
+    actors: int = 1  # parallel self-play actors, each on its own copy of the weights
+    sync_games: int = 2048  # games a round, all actors together; 0: shared weights (Hogwild)
+    merge: str = "scaled"  # how a round's deltas combine: scaled, mean or sum (selfplay/)
+    staleness: int = 0  # 0: reproducible rounds; N: asynchronous, at most N games behind
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -101,6 +109,12 @@ class NtupleParams(Params):
         require(1 <= self.actors <= 64, "actors", "from 1 to 64")
         require(self.sync_games == 0 or self.sync_games >= self.actors, "sync_games",
                 "0 (shared weights, not reproducible) or at least actors")
+        require(self.merge in RULES, "merge", f"one of {', '.join(RULES)}")
+        require(self.staleness >= 0, "staleness", "at least 0 (0: reproducible rounds)")
+        require(self.staleness == 0 or self.merge != "mean", "merge",
+                "scaled or sum with staleness > 0 (a mean needs a round's deltas together)")
+        require(not self.tcl or self.actors == 1 or self.sync_games == 0, "tcl",
+                "false with actors > 1 (the actors' deltas carry no coherence sums)")
 
 
 class NtupleLearner(Learner):
@@ -132,8 +146,56 @@ class NtupleLearner(Learner):
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
         # each actor's own generator, seeded from the learner's seed and its number
         self.actor_rngs = [seed_state(seed * 1_000_003 + i + 1) for i in range(p.actors)]
-        self._pool: ThreadPoolExecutor | None = None
-        self._copies: list[list[np.ndarray]] | None = None  # the parallel rounds' buffers
+        self._pool: ThreadPoolExecutor | None = None  # shared weights' threads
+        self.backend: Backend | None = None  # where the actors run (None: local threads)
+        self._selfplay: SelfPlay | RemoteSelfPlay | None = None
+        self._synced_games = 0  # games behind the weights last pulled from the actors
+        self.selfplay_status: dict[str, Any] = {}  # the parallel actors' last figures
+
+    def use_backend(self, backend: Backend | Any) -> None:
+        """Run the parallel actors on ``backend`` (local threads by default; a Ray
+        cluster: :mod:`gameai.trainer.selfplay.ray`). The weights learned are the same."""
+        self.close()
+        self.backend = backend
+
+    @property
+    def selfplay(self) -> SelfPlay | RemoteSelfPlay | None:
+        """The parallel actors' learner, once started (its ``status`` feeds the metrics)."""
+        return self._selfplay
+
+    def close(self) -> None:
+        """Stop the parallel actors (the weights stay: their last pulled state, if the
+        cluster they ran on is gone)."""
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
+        if self._selfplay is not None:
+            with contextlib.suppress(ClusterLost):
+                self.sync()
+            if self._selfplay is not None:
+                self._selfplay.close()
+                self._selfplay = None
+
+    def sync(self) -> None:
+        """Bring ``weights`` up to date with the actors' learner where it runs apart.
+
+        Raises:
+            ClusterLost: that learner is gone; the weights and ``games_played`` are then
+                those of the last pull.
+        """
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
+        if self._selfplay is not None:
+            try:
+                self._selfplay.pull(self.weights)
+            except ClusterLost:
+                self._lost()
+                raise
+            self._synced_games = self.games_played
+
+    def _lost(self) -> None:
+        """The actors' learner went with its cluster: keep what was last pulled."""
+        self._selfplay = None
+        self.games_played = self._synced_games
 
     @property
     def exploration(self) -> float:
@@ -148,61 +210,49 @@ class NtupleLearner(Learner):
                             dtype=np.float64)
         if p.actors == 1:
             play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
-                       played, schedule, stats)
+                       played, schedule, stats, *NO_TRACKING)
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(p.actors, thread_name_prefix="ntuple-actor")
         if p.sync_games == 0:
             self._shared_round(games, played, schedule, stats)
             return
-        done = 0
-        while done < games or games == 0:
-            chunk = min(p.sync_games, games - done)
-            self._parallel_round(chunk, played + done, schedule, stats)
-            done += chunk
-            if games == 0:
-                break
+        from gameai.trainer.selfplay.rounds import ClusterLost
+
+        if self._selfplay is None:
+            self._selfplay = self._start_selfplay(schedule)
+        try:
+            self._selfplay.run(games, played, schedule, stats)
+        except ClusterLost:
+            # the learner's weights went with the cluster: what is kept is what was last
+            # pulled (an export's), and the games behind it
+            self._lost()
+            raise
+        for i, rng in enumerate(self._selfplay.rngs):
+            self.actor_rngs[i][:] = rng
+        self.selfplay_status = self._selfplay.status.to_json()
+
+    def _start_selfplay(self, schedule: np.ndarray) -> SelfPlay | RemoteSelfPlay:
+        from gameai.trainer.selfplay.local import LocalBackend
+        from gameai.trainer.selfplay.rounds import SelfPlay
+
+        p = self.params
+        options: dict[str, Any] = dict(slots=p.actors, round_games=p.sync_games,
+                                       rule=RULES[p.merge], staleness=p.staleness,
+                                       rng_of=lambda _s, i: self.actor_rngs[i].copy())
+        backend = self.backend if self.backend is not None else LocalBackend()
+        start = getattr(backend, "start", None)
+        if start is not None:  # a backend whose learner runs apart (Ray)
+            selfplay: SelfPlay | RemoteSelfPlay = start(self.net, self.weights,
+                                                        seed=self.seed, **options)
+        else:
+            selfplay = SelfPlay(backend, self.net, self.weights, seed=self.seed, **options)
+        return selfplay
 
     def _shares(self, games: int) -> tuple[list[int], list[int]]:
         k = self.params.actors
         shares = [games // k + (i < games % k) for i in range(k)]
         return shares, [sum(shares[:i]) for i in range(k)]
-
-    def _parallel_round(self, games: int, played: int, schedule: np.ndarray,
-                        stats: np.ndarray) -> None:
-        """``games`` games shared among the actors: actor 0 on the weights themselves, the
-        others on copies of them, then every copy's change added to the weights (and to
-        temporal coherence's sums): each game's update counts fully, as with one actor,
-        and the result is the same for the same seed and number of actors, whatever the
-        threads' timing."""
-        k = self.params.actors
-        arrays = [a for a in (self.weights, self.tcl_sum, self.tcl_abs) if a.size]
-        if self._copies is None:  # allocated once: the arrays are tens of megabytes
-            self._copies = [[np.empty_like(a) for a in arrays] for _ in range(k)]
-        before, *others = self._copies
-        for a, b in zip(arrays, before, strict=True):
-            np.copyto(b, a)
-        for copy in others:
-            for a, b in zip(arrays, copy, strict=True):
-                np.copyto(b, a)
-        views = [arrays, *others]
-        empty = np.zeros((0, 0, 0), dtype=np.float32)
-
-        def tcl(view: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-            return (view[1], view[2]) if len(view) == 3 else (empty, empty)
-
-        shares, starts = self._shares(games)
-        counts = [np.zeros(4, dtype=np.int64) for _ in range(k)]
-        assert self._pool is not None
-        futures = [self._pool.submit(play_games, self.net, views[i][0], *tcl(views[i]),
-                                     self.actor_rngs[i], shares[i], played + starts[i],
-                                     schedule, counts[i]) for i in range(k)]
-        for future in futures:
-            future.result()
-        for copy in others:
-            for a, b, old in zip(arrays, copy, before, strict=True):
-                add_change(a.reshape(-1), b.reshape(-1), old.reshape(-1))
-        stats += np.sum(counts, axis=0)
 
     def _shared_round(self, games: int, played: int, schedule: np.ndarray,
                       stats: np.ndarray) -> None:
@@ -215,13 +265,14 @@ class NtupleLearner(Learner):
         assert self._pool is not None
         futures = [self._pool.submit(play_games, self.net, self.weights, self.tcl_sum,
                                      self.tcl_abs, self.actor_rngs[i], shares[i],
-                                     played + starts[i], schedule, counts[i])
+                                     played + starts[i], schedule, counts[i], *NO_TRACKING)
                    for i in range(k)]
         for future in futures:
             future.result()
         stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
+        self.sync()
         w = self.weights
         return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
                            weights=w.reshape(w.shape[0] * w.shape[1], w.shape[2]).copy())
@@ -240,14 +291,37 @@ class NtupleLearner(Learner):
         shape = self.weights.shape if self.params.tcl else (0, 0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
-        self._copies = None  # the parallel rounds' buffers follow the new arrays
+        if self._selfplay is not None:  # the actors start again from the new weights
+            self._selfplay.close()
+            self._selfplay = None
+
+
+_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing of a weight's flat index
+# play_games' tracking arguments when nothing is tracked (one actor, shared weights)
+NO_TRACKING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+               np.zeros(0, dtype=np.float32), np.zeros(1, dtype=np.int64))
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
 def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
-               games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
+               games: int, played: int, schedule: np.ndarray, stats: np.ndarray,
+               mark: np.ndarray, changed: np.ndarray, old: np.ndarray,
+               n_changed: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
-    and moves to ``stats``."""
+    and moves to ``stats``.
+
+    With a non-empty ``mark`` (an int64 hash table of a power-of-two size, -1 where empty;
+    the caller keeps it at most half full) it also records what it changes, for a parallel
+    actor's sparse delta (:mod:`gameai.trainer.selfplay`): the first update of a weight
+    appends its flat index to ``changed`` (``n_changed[0]`` of them so far; the caller
+    leaves room for every update) and its value before to ``old``. Its table entry holds
+    the flat index in the high 32 bits and, as float32 bits in the low ones, ``keep``: every
+    update multiplies it by ``1 - a``, ``a = alpha (1 - V^2)^2`` the share of the position's
+    error the step removes, so ``1 - keep`` says how far the weight's own updates moved it
+    towards their target (the merge's contraction). One table entry a weight, in one cache
+    line, because the tracking is in the hottest loop: marks in an array the size of the
+    weights and the keeps apart cost 40% of the kernel's speed on Connect Four, this 20-28%
+    (docs/ntuple.md)."""
     cells = net.cells
     count = net.pt_cells.shape[0]
     states = np.empty((2, cells), dtype=np.int64)
@@ -268,6 +342,12 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
     use_tcl = tcl_sum.size > 0
     sides = W3.shape[0]
+    track = mark.size > 0
+    mask = mark.size - 1
+    kf = np.empty(1, dtype=np.float32)  # a weight's keep, as kept in its table entry's
+    kb = kf.view(np.uint32)  # low 32 bits
+    n_tables = W3.shape[1]
+    width = W3.shape[2]
     for g in range(games):
         n = played + g
         alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
@@ -352,9 +432,29 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                 s += W[net.pt_table[p], history[t, p]]
             v = np.tanh(s)
             delta = step0 * (target - v) * (1.0 - v * v)
+            shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * (1.0 - v * v))
             for p in range(count):
                 tab = net.pt_table[p]
                 i = history[t, p]
+                if track:
+                    flat = (mover * n_tables + tab) * width + i
+                    h = np.int64((np.uint64(flat) * _HASH) >> np.uint64(32)) & mask
+                    while True:
+                        key = mark[h]
+                        if key < 0:
+                            slot = n_changed[0]
+                            n_changed[0] = slot + 1
+                            changed[slot] = flat
+                            old[slot] = W[tab, i]
+                            kf[0] = shrink
+                            mark[h] = (flat << 32) | np.int64(kb[0])
+                            break
+                        if key >> 32 == flat:
+                            kb[0] = np.uint32(key & 0xFFFFFFFF)
+                            kf[0] *= shrink
+                            mark[h] = (flat << 32) | np.int64(kb[0])
+                            break
+                        h = (h + 1) & mask
                 if use_tcl:
                     a = tcl_abs[mover, tab, i]
                     r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
@@ -364,10 +464,3 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                     tcl_abs[mover, tab, i] += abs(delta)
                 else:
                     W[tab, i] += delta
-
-
-@nb.njit(cache=True, nogil=True)
-def add_change(weights: F32, copy: F32, before: F32) -> None:
-    """``weights += copy - before``: what an actor's copy learned since ``before``."""
-    for i in range(weights.shape[0]):
-        weights[i] += copy[i] - before[i]

@@ -172,6 +172,7 @@ class Worker:
             since += stats.games
             self._play_seconds += stats.seconds
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
+            self.metrics.selfplay(getattr(self.learner, "selfplay_status", None))
             chunk = _next_chunk(chunk, stats.seconds)
             finished = s.max_games is not None and self.played >= s.max_games
             if (since >= s.publish_every and self._evaluation_due()) or finished:
@@ -395,6 +396,8 @@ def main(settings: WorkerSettings) -> int:
                            params=settings.params)
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if settings.cluster:
+        _join_cluster(learner, settings)
     registry = CollectorRegistry()
     metrics = TrainerMetrics(registry, game=settings.game.name, algorithm=settings.algorithm)
     with open_store(settings.store) as store:
@@ -422,12 +425,30 @@ def main(settings: WorkerSettings) -> int:
             learner.play(0)  # numba compiles here (seconds, from an empty cache); a SIGTERM
             worker.run()  # meanwhile is handled like any other: finish, exit 0
         finally:
+            getattr(learner, "close", lambda: None)()  # the parallel actors, if any
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             worker.stop.set()
             watch.join(timeout=5)
             server.stop()
     return 0
+
+
+def _join_cluster(learner: Learner, settings: WorkerSettings) -> None:
+    """``--cluster``: the n-tuple learner's parallel actors on a Ray cluster."""
+    from gameai.trainer.selfplay.ray import RayCluster, RayUnavailable, connect
+
+    params = getattr(learner.params, "actors", 1), getattr(learner.params, "sync_games", 0)
+    if settings.algorithm != "ntuple" or params[0] < 2 or params[1] == 0:
+        raise SettingsError("--cluster runs the n-tuple learner's parallel actors in rounds: "
+                            "--algorithm ntuple --param actors=N (N >= 2)")
+    try:
+        machines = connect(settings.cluster or "auto")
+    except RayUnavailable as e:
+        raise SettingsError(str(e)) from e
+    log.info("self-play on the Ray cluster at %s: %d nodes, %d CPUs", settings.cluster,
+             machines["nodes"], machines["cpus"])
+    learner.use_backend(RayCluster(settings.on_node_loss))  # type: ignore[attr-defined]
 
 
 def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:

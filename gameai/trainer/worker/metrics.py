@@ -52,12 +52,49 @@ class TrainerMetrics:
                                    registry=registry)
         for result in ("kept", "not_better"):
             self._candidates.labels(game, result)
+        # parallel self-play (the n-tuple learner's actors, locally or on a Ray cluster)
+        self._actor_rate = Gauge("gameai_trainer_actor_games_per_second", "self-play games "
+                                 "per second of each actor while it played, last round",
+                                 [*both, "actor"], registry=registry)
+        self._actors = Gauge("gameai_trainer_actors", "self-play actors running", both,
+                             registry=registry).labels(game, algorithm)
+        self._actors_lost = Gauge("gameai_trainer_actors_lost", "self-play actors lost "
+                                  "(their node died) since the start", both,
+                                  registry=registry).labels(game, algorithm)
+        self._merge_lag = Gauge("gameai_trainer_merge_lag_seconds", "last round: from the "
+                                "first actor's delta in to the merged update handed out",
+                                both, registry=registry).labels(game, algorithm)
+        self._staleness = Gauge("gameai_trainer_staleness_games", "games the last merged "
+                                "delta was behind the learner (0 in reproducible rounds)",
+                                both, registry=registry).labels(game, algorithm)
+        self._nodes = Gauge("gameai_trainer_cluster_nodes", "nodes self-play runs on (1: "
+                            "this machine)", both, registry=registry).labels(game, algorithm)
+        self._cpus = Gauge("gameai_trainer_cluster_cpus", "CPUs of those nodes", both,
+                           registry=registry).labels(game, algorithm)
+        self._seen_actors: set[str] = set()
         self.game, self.algorithm = game, algorithm
 
     def played(self, games: int, games_per_second: float, exploration: float) -> None:
         self._games.inc(games)
         self._rate.set(games_per_second)
         self._exploration.set(exploration)
+
+    def selfplay(self, status: dict[str, Any] | None) -> None:
+        """The parallel actors' figures (``SelfPlay.status``; nothing with one actor)."""
+        if not status:
+            return
+        rates = status.get("host_rates") or {}
+        for actor in self._seen_actors - set(rates):  # gone: its series goes too
+            self._actor_rate.remove(self.game, self.algorithm, actor)
+        for actor, rate in rates.items():
+            self._actor_rate.labels(self.game, self.algorithm, actor).set(rate)
+        self._seen_actors = set(rates)
+        self._actors.set(status.get("hosts", 0))
+        self._actors_lost.set(status.get("hosts_lost", 0))
+        self._merge_lag.set(status.get("merge_lag", 0.0))
+        self._staleness.set(status.get("staleness", 0))
+        self._nodes.set(status.get("nodes", 1))
+        self._cpus.set(status.get("cpus", 1))
 
     def evaluated(self, report: dict[str, Any]) -> None:
         vs = report.get("vs_random") or {}

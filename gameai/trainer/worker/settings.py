@@ -49,6 +49,8 @@ class WorkerSettings:
     judge_time: float = 2.0  # seconds of solver search per opponent move there
     shadow_gate: int = 0  # proved live queries a shadow test needs before promotion (0: none)
     shadow_share: int = 100  # percent of production's best-move queries shadowed meanwhile
+    cluster: str | None = None  # a Ray cluster for the n-tuple learner's actors ("auto")
+    on_node_loss: str = "continue"  # a dead node's unsent games: to the rest, or "wait"
 
 
 def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
@@ -82,7 +84,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level, judge_games=_judge_games(flags.get("judge_games")),
-        judge_time=_judge_time(flags.get("judge_time")),
+        judge_time=_judge_time(flags.get("judge_time")), cluster=flags.get("cluster"),
+        on_node_loss=flags.get("on_node_loss") or "continue",
         shadow_gate=_whole(flags.get("shadow_gate"), "--shadow-gate", 0, 10_000_000, 0),
         shadow_share=_whole(flags.get("shadow_share"), "--shadow-share", 1, 100, 100))
 

@@ -1,0 +1,116 @@
+"""One actor's side of parallel self-play: its own copy of the weights, games played on it,
+and the sparse delta of each share sent back (:mod:`gameai.trainer.selfplay.sparse`).
+
+A host plays one or more *slots* a round: a slot is a logical actor (its own random
+generator, its share of the round's games), so the weights learned depend on the seed, the
+number of slots and the round's size, never on how many hosts play them or where: a host
+plays each of its slots from the round's base weights (the delta taken out puts the copy
+back) and a slot lost with its host is replayed elsewhere from the same state, to the same
+delta. The same class runs in a thread (the local backend) and inside a Ray actor.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gameai.models.ntuple_kernels import Net
+from gameai.trainer.learners.ntuple import play_games
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, rehash
+
+GROW_GAMES = 16  # games between checks of the tracking buffers' room
+
+
+@dataclass
+class Share:
+    """A slot's work in a round: its generator state, its games and the number of games
+    played before its first one (for the schedules)."""
+
+    slot: int
+    rng: np.ndarray  # 1 uint64, the slot's generator state at the share's start
+    games: int
+    played: int
+
+
+@dataclass
+class Played:
+    """A share played: its delta, the generator's state after it, its x wins, o wins,
+    draws and moves, and the seconds it took."""
+
+    slot: int
+    delta: Delta
+    rng: np.ndarray
+    stats: np.ndarray
+    seconds: float
+
+
+class Host:
+    """An actor's weights copy and tracking buffers."""
+
+    def __init__(self, net: Net, weights: np.ndarray) -> None:
+        self.net = net
+        self.weights = np.array(weights, dtype=np.float32, copy=True)  # writable, its own
+        self.flat = self.weights.reshape(-1)
+        self.mark = np.full(1024, -1, dtype=np.int64)  # the tracking's hash table
+        self.touched = np.empty(0, dtype=np.int64)
+        self.old = np.empty(0, dtype=np.float32)
+        self.count = np.zeros(1, dtype=np.int64)
+        self._empty = np.zeros((0, 0, 0), dtype=np.float32)
+
+    def warm(self, schedule: np.ndarray) -> None:
+        """Compile (or load from numba's cache) every kernel a share runs, changing nothing
+        (two games played and taken back out)."""
+        self.play([Share(0, np.zeros(1, np.uint64), 2, 0)], schedule)
+        rehash(np.full(4, -1, dtype=np.int64), np.full(2, -1, dtype=np.int64))
+        by_index(Delta(np.array([1, 0]), *(np.zeros(2, np.float32) for _ in range(3))))
+
+    def _room(self, games: int) -> None:
+        per_game = self.net.cells * self.net.pt_cells.shape[0]
+        need = min(self.flat.shape[0], int(self.count[0]) + games * per_game)
+        if 2 * need > self.mark.shape[0]:  # at most half full, so probes stay short
+            size = self.mark.shape[0]
+            while size < 2 * need:
+                size *= 2
+            grown = np.full(size, -1, dtype=np.int64)
+            rehash(grown, self.mark)
+            self.mark = grown
+        if need > self.touched.shape[0]:
+            size = min(self.flat.shape[0], max(need, 2 * self.touched.shape[0]))
+            n = int(self.count[0])
+            for name, dtype in (("touched", np.int64), ("old", np.float32)):
+                grown = np.empty(size, dtype=dtype)
+                grown[:n] = getattr(self, name)[:n]
+                setattr(self, name, grown)
+
+    def play(self, shares: list[Share], schedule: np.ndarray) -> list[Played]:
+        """Play each share from the current weights; the weights are left as they were."""
+        out = []
+        for share in shares:
+            started = time.perf_counter()
+            rng = share.rng.copy()
+            stats = np.zeros(4, dtype=np.int64)
+            done = 0
+            while True:  # at least once, so that warm() compiles
+                games = min(GROW_GAMES, share.games - done)
+                self._room(games)
+                play_games(self.net, self.weights, self._empty, self._empty, rng, games,
+                           share.played + done, schedule, stats, self.mark, self.touched,
+                           self.old, self.count)
+                done += games
+                if done >= share.games:
+                    break
+            # sorted here, in the actors' own threads or processes: the learner's merge
+            # is then one ascending pass over the weights
+            delta = by_index(collect(self.flat, self.mark, self.touched, self.old,
+                                     int(self.count[0])))
+            self.count[0] = 0
+            self.mark.fill(-1)
+            out.append(Played(share.slot, delta, rng, stats, time.perf_counter() - started))
+        return out
+
+    def apply(self, updates: list[Update]) -> None:
+        """Take the learner's updates, in order."""
+        for update in updates:
+            apply(self.flat, update)

@@ -1,0 +1,252 @@
+"""Sparse deltas and their merge: what an actor changed, and how the learner combines them.
+
+An actor plays on its own copy of the weights and records the weights it touched
+(:func:`gameai.trainer.learners.ntuple.play_games` with tracking). :func:`collect` turns that
+record into a :class:`Delta` (each touched weight's flat index, its value before and after,
+and how far its own updates contracted it towards their target) and puts the copy back as it
+was, touching only those weights. The learner merges the deltas of a round into the master
+weights (:func:`merge_round`) or one delta at a time (:func:`merge_one`, the asynchronous
+mode), and hands out an :class:`Update`: the changed weights' indices and new values, which
+every copy sets (:func:`apply`), so the copies and the master stay bit for bit the same.
+
+The merge rules (``rule``), for a weight touched by ``k`` of a round's actors, each moving it
+by ``d_j`` from the same value ``b``:
+
+* ``sum`` (:data:`SUM`): ``sum d_j``. Every game counts fully; but a weight every copy moved
+  most of the way to its target (the opening's, read in every game) moves ``k`` times too far.
+* ``mean`` (:data:`MEAN`): ``sum d_j / k``: the copies' consensus; a weight that ``k`` actors
+  each moved once moves one step, not ``k``.
+* ``scaled`` (:data:`SCALED`): as ``k`` actors' updates applied one after another would move
+  it. Each actor's updates contracted the weight's error by a share ``r_j`` (``1 - keep``,
+  from the step sizes); its implied target is ``b + d_j / r_j``; the weights' combined move is
+  the targets' mean, weighted by ``w_j = -log(1 - r_j)``, times the combined contraction
+  ``1 - exp(-sum w_j)``. So one actor keeps its own delta, small steps add up (``sum``) and
+  converged weights take the targets' mean (``mean``).
+
+The asynchronous rule merges one delta into a master that may have moved since its base:
+``scaled`` applies the actor's contraction to the master's value (``M + d - (M - b) r``),
+``sum`` adds ``d``. ``tests/trainer/test_selfplay_sparse.py`` checks each kernel against a
+plain-Python reference, and the sparse merge against the dense merge it replaces.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+
+I64 = npt.NDArray[np.int64]
+F32 = npt.NDArray[np.float32]
+
+SUM, MEAN, SCALED = 0, 1, 2
+RULES = {"sum": SUM, "mean": MEAN, "scaled": SCALED}
+_MAX_R = 1.0 - 1e-7  # a contraction of 1 would weigh infinitely
+_MIN_R = 1e-12  # below this a delta carries no contraction: it is added as it is
+_HASH = np.uint64(0x9E3779B97F4A7C15)  # as play_games' tracking table
+
+
+class Delta(NamedTuple):
+    """One actor's change since its base: parallel arrays over the weights it touched."""
+
+    entry: I64  # flat index into the weights
+    before: F32  # the value it started from (the base's)
+    after: F32  # the value it reached
+    reach: F32  # the share of the error its own updates removed (0 to 1)
+
+    @property
+    def size(self) -> int:
+        return int(self.entry.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in self)
+
+
+class Update(NamedTuple):
+    """What the learner changed in a merge: set ``weights[index] = values``."""
+
+    entry: I64
+    values: F32
+
+    @property
+    def size(self) -> int:
+        return int(self.entry.shape[0])
+
+
+def empty_delta() -> Delta:
+    return Delta(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32),
+                 np.zeros(0, np.float32))
+
+
+@nb.njit(cache=True, nogil=True)
+def _probe(table: I64, flat: int) -> int:
+    """Where ``flat`` is in the tracking's hash table, or the empty entry it would take."""
+    mask = table.shape[0] - 1
+    h = np.int64((np.uint64(flat) * _HASH) >> np.uint64(32)) & mask
+    while table[h] >= 0 and table[h] >> 32 != flat:
+        h = (h + 1) & mask
+    return h
+
+
+@nb.njit(cache=True, nogil=True)
+def _collect(flat: F32, table: I64, touched: I64, old: F32, n: int,
+             index: I64, before: F32, after: F32, reach: F32) -> None:
+    bits = np.empty(1, dtype=np.uint32)
+    keep = bits.view(np.float32)
+    for j in range(n):
+        e = touched[j]
+        bits[0] = np.uint32(table[_probe(table, e)] & 0xFFFFFFFF)
+        index[j] = e
+        before[j] = old[j]
+        after[j] = flat[e]
+        reach[j] = 1.0 - keep[0]
+        flat[e] = old[j]
+
+
+def collect(flat: F32, table: I64, touched: I64, old: F32, n: int) -> Delta:
+    """The delta of the ``n`` weights recorded in ``touched``/``old`` and ``table`` (the
+    tracking's hash table: each weight's ``keep`` in its entry's low 32 bits), taken out of
+    ``flat`` (the copy's weights, flattened), which is put back to its base."""
+    out = Delta(np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32),
+                np.empty(n, np.float32))
+    _collect(flat, table, touched, old, n, *out)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def rehash(table: I64, old: I64) -> None:
+    """Move the entries of the tracking's hash table ``old`` into ``table`` (all -1, a
+    larger power of two): the table grown (see ``play_games``)."""
+    for h in range(old.shape[0]):
+        if old[h] >= 0:
+            table[_probe(table, old[h] >> 32)] = old[h]
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, starts: I64,
+                 rule: int, out_index: I64, out_values: F32) -> int:
+    """The deltas ``starts[j]:starts[j + 1]`` of the joined arrays, each sorted by index,
+    merged in one pass: the smallest index at the heads first, its deltas in the actors'
+    order (the sums' order), so the weights are read and written in ascending order."""
+    k = starts.shape[0] - 1
+    head = starts[:-1].copy()
+    n = 0
+    while True:
+        e = -1
+        for j in range(k):
+            if head[j] < starts[j + 1] and (e < 0 or index[head[j]] < e):
+                e = index[head[j]]
+        if e < 0:
+            return n
+        plain = 0.0
+        weight = 0.0
+        aimed = 0.0
+        count = 0
+        for j in range(k):
+            h = head[j]
+            if h < starts[j + 1] and index[h] == e:
+                head[j] = h + 1
+                d = np.float64(after[h]) - np.float64(before[h])
+                count += 1
+                if rule == 2:
+                    r = min(np.float64(reach[h]), _MAX_R)
+                    if r <= _MIN_R:
+                        plain += d
+                    else:
+                        w = -np.log1p(-r)
+                        weight += w
+                        aimed += w * d / r
+                else:
+                    plain += d
+        move = plain
+        if rule == 1:
+            move /= count
+        elif rule == 2 and weight > 0.0:
+            move += aimed / weight * -np.expm1(-weight)
+        flat[e] = np.float32(np.float64(flat[e]) + move)
+        out_index[n] = e
+        out_values[n] = flat[e]
+        n += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def radix_order(keys: I64) -> I64:
+    """The permutation that sorts ``keys`` (non-negative) ascending, stably: a least
+    significant digit radix sort, 12 bits a pass (two passes for Connect Four's 9.2 million
+    weights; 3.8 ms against numpy argsort's 18 ms on a delta of 172,000)."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    spare = np.empty(n, dtype=np.int64)
+    top = 0
+    for i in range(n):
+        top = max(top, keys[i])
+    shift = 0
+    while (top >> shift) > 0:
+        count = np.zeros(4097, dtype=np.int64)
+        for i in range(n):
+            count[((keys[order[i]] >> shift) & 4095) + 1] += 1
+        for d in range(4096):
+            count[d + 1] += count[d]
+        for i in range(n):
+            d = (keys[order[i]] >> shift) & 4095
+            spare[count[d]] = order[i]
+            count[d] += 1
+        order, spare = spare, order
+        shift += 12
+    return order
+
+
+def by_index(delta: Delta) -> Delta:
+    """``delta`` with its weights in ascending index order (what the merge reads)."""
+    if delta.size < 2 or bool(np.all(delta.entry[1:] > delta.entry[:-1])):
+        return delta
+    order = radix_order(delta.entry)
+    return Delta(delta.entry[order], delta.before[order], delta.after[order],
+                 delta.reach[order])
+
+
+def merge_round(flat: F32, deltas: list[Delta], rule: int) -> Update:
+    """Merge a round's ``deltas`` (all from the same base, ``flat``; in the actors' order,
+    which fixes the sums' order) into ``flat`` by ``rule``. Returns the update every copy
+    applies, in ascending index order. A delta not sorted by index is sorted first (the
+    hosts send theirs sorted, so this pass stays linear)."""
+    if not deltas:
+        return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
+    deltas = [by_index(d) for d in deltas]
+    entry, before, after, reach = (np.concatenate(column) for column in zip(*deltas,
+                                                                             strict=True))
+    starts = np.cumsum([0] + [d.size for d in deltas]).astype(np.int64)
+    n = entry.shape[0]
+    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
+    k = _merge_round(flat, entry, before, after, reach, starts, rule, out_index, out_values)
+    return Update(out_index[:k].copy(), out_values[:k].copy())
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_one(flat: F32, index: I64, before: F32, after: F32, reach: F32, rule: int,
+               out_values: F32) -> None:
+    for j in range(index.shape[0]):
+        e = index[j]
+        m = np.float64(flat[e])
+        d = np.float64(after[j]) - np.float64(before[j])
+        if rule == 2:
+            m += d - (m - np.float64(before[j])) * min(np.float64(reach[j]), 1.0)
+        else:
+            m += d
+        flat[e] = np.float32(m)
+        out_values[j] = flat[e]
+
+
+def merge_one(flat: F32, delta: Delta, rule: int) -> Update:
+    """Merge one actor's ``delta`` into ``flat``, which may have moved since the delta's
+    base (the asynchronous mode; ``rule`` SUM or SCALED). Returns the update."""
+    values = np.empty(delta.size, np.float32)
+    _merge_one(flat, delta.entry, delta.before, delta.after, delta.reach, rule, values)
+    return Update(delta.entry.copy(), values)
+
+
+def apply(flat: F32, update: Update) -> None:
+    """Set the update's weights in ``flat`` (a copy's weights, flattened)."""
+    flat[update.entry] = update.values

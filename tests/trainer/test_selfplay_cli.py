@@ -1,0 +1,48 @@
+"""The command line's parallel actors: --cluster without Ray says what to install; the
+flags are refused where they cannot apply; bench selfplay times actor counts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gameai.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+HIDE_RAY = "import sys; sys.modules['ray'] = None; from gameai.cli import main; "
+
+
+def test_cluster_without_ray_says_what_to_install(tmp_path):
+    argv = ["train", "--game", "tictactoe", "--algorithm", "ntuple", "--games", "100",
+            "--param", "actors=2", "--cluster", "auto", "--quiet"]
+    done = subprocess.run([sys.executable, "-c", HIDE_RAY + f"sys.exit(main({argv!r}))"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'gameai[ray]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cluster_needs_parallel_ntuple_actors(capsys):
+    assert main(["train", "--game", "tictactoe", "--algorithm", "td", "--games", "10",
+                 "--cluster", "auto", "--quiet"]) == 2
+    assert "n-tuple learner's parallel actors" in capsys.readouterr().err
+    assert main(["train", "--game", "tictactoe", "--algorithm", "ntuple", "--games", "10",
+                 "--cluster", "auto", "--quiet"]) == 2
+    assert "actors=N" in capsys.readouterr().err
+
+
+def test_bench_selfplay_times_each_actor_count(capsys):
+    assert main(["bench", "selfplay", "--game", "tictactoe", "--algorithm", "ntuple",
+                 "--actors", "1,2", "--seconds", "0.3", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["speed"]
+    assert [r["actors"] for r in figures["rows"]] == [1, 2]
+    one, two = figures["rows"]
+    assert one["speedup"] == 1.0 and one["efficiency"] == 1.0
+    assert two["games_per_second"] > 0
+    assert two["efficiency"] == round(two["speedup"] / 2, 3) or abs(
+        two["efficiency"] - two["speedup"] / 2) < 2e-3
+    assert figures["machine"]["cores"] >= 1 and len(figures["machine"]["load_average"]) == 3
+    assert main(["bench", "selfplay", "--game", "tictactoe", "--algorithm", "ntuple",
+                 "--actors", "0,2"]) == 2

@@ -1,0 +1,191 @@
+"""The sparse deltas and their merge (gameai.trainer.selfplay.sparse): each kernel against a
+plain-Python reference, the sparse merge against the dense merge of whole copies it
+replaces, and the tracked self-play kernel against the untracked one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gameai.games import get_game
+from gameai.trainer.learners.ntuple import NO_TRACKING, play_games
+from gameai.trainer.selfplay.host import Host, Share
+from gameai.trainer.selfplay.sparse import (
+    RULES,
+    SCALED,
+    SUM,
+    Delta,
+    Update,
+    apply,
+    merge_one,
+    merge_round,
+    radix_order,
+)
+from gameai.trainer.training import make_learner
+
+
+def schedule_of(learner) -> np.ndarray:
+    p = learner.params
+    return np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
+                     p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
+                     p.tcl_beta, p.opening_plies], dtype=np.float64)
+
+
+def random_deltas(rng: np.random.Generator, base: np.ndarray, actors: int) -> list[Delta]:
+    """Deltas from the same base, overlapping: some weights touched by several actors."""
+    out = []
+    for _ in range(actors):
+        index = rng.choice(base.shape[0], size=rng.integers(1, base.shape[0] // 2),
+                           replace=False).astype(np.int64)
+        rng.shuffle(index)
+        after = (base[index] + rng.normal(0, 0.1, index.shape[0])).astype(np.float32)
+        reach = rng.choice([0.0, 1e-5, 0.3, 0.9, 1.0], index.shape[0]).astype(np.float32)
+        out.append(Delta(index, base[index].copy(), after, reach))
+    return out
+
+
+def reference_merge(base: np.ndarray, deltas: list[Delta], rule: str) -> np.ndarray:
+    """The merge rules of the module docstring, weight by weight, in plain Python."""
+    out = base.copy()
+    touched: dict[int, list[tuple[float, float]]] = {}
+    for delta in deltas:
+        for e, b, a, r in zip(delta.entry, delta.before, delta.after, delta.reach,
+                              strict=True):
+            touched.setdefault(int(e), []).append((float(a) - float(b), float(r)))
+    for e, moves in touched.items():
+        ds = [d for d, _ in moves]
+        if rule == "sum":
+            move = sum(ds)
+        elif rule == "mean":
+            move = sum(ds) / len(ds)
+        else:
+            move, weight, aimed = 0.0, 0.0, 0.0
+            for d, r in moves:
+                r = min(r, 1.0 - 1e-7)
+                if r <= 1e-12:
+                    move += d
+                else:
+                    w = -math.log(1.0 - r)
+                    weight += w
+                    aimed += w * d / r
+            if weight > 0:
+                move += aimed / weight * (1.0 - math.exp(-weight))
+        out[e] = np.float32(float(base[e]) + move)
+    return out
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_round_merge_matches_the_reference(rule):
+    rng = np.random.default_rng(1)
+    base = rng.normal(0, 0.5, 500).astype(np.float32)
+    deltas = random_deltas(rng, base, 4)
+    flat = base.copy()
+    update = merge_round(flat, deltas, RULES[rule])
+    expected = reference_merge(base, deltas, rule)
+    assert np.allclose(flat, expected, rtol=0, atol=1e-6)
+    assert np.all(update.entry[1:] > update.entry[:-1])  # ascending, each weight once
+    copy = base.copy()
+    apply(copy, update)
+    assert np.array_equal(copy, flat)  # an update brings a copy to the master exactly
+    assert set(update.entry.tolist()) == set(np.concatenate([d.entry for d in deltas]).tolist())
+
+
+def test_sparse_sum_equals_the_dense_merge_it_replaces():
+    """The dense merge added every copy's whole change (weights += copy - before); the
+    sparse one, over the touched weights only, gives the same weights."""
+    rng = np.random.default_rng(2)
+    base = rng.normal(0, 0.5, 2000).astype(np.float32)
+    deltas = random_deltas(rng, base, 3)
+    dense = base.copy()
+    for delta in deltas:
+        copy = base.copy()
+        copy[delta.entry] = delta.after
+        dense += copy - base
+    sparse = base.copy()
+    merge_round(sparse, deltas, SUM)
+    assert np.allclose(sparse, dense, rtol=0, atol=1e-6)
+
+
+def test_scaled_is_sum_for_small_steps_and_mean_for_converged_ones():
+    base = np.zeros(2, np.float32)
+    small = [Delta(np.array([0]), np.zeros(1, np.float32), np.array([0.001], np.float32),
+                   np.array([1e-6], np.float32)) for _ in range(4)]
+    converged = [Delta(np.array([1]), np.zeros(1, np.float32), np.array([v], np.float32),
+                       np.array([1.0], np.float32)) for v in (0.5, 0.7)]
+    flat = base.copy()
+    merge_round(flat, small + converged, SCALED)
+    assert flat[0] == pytest.approx(0.004, rel=1e-3)  # four small steps add up
+    assert flat[1] == pytest.approx(0.6, rel=1e-3)  # two converged copies: their mean
+    one = base.copy()
+    merge_round(one, converged[:1], SCALED)
+    assert one[1] == np.float32(0.5)  # one actor keeps its own delta
+
+
+@pytest.mark.parametrize("rule", [SUM, SCALED])
+def test_asynchronous_merge_matches_the_reference(rule):
+    rng = np.random.default_rng(3)
+    base = rng.normal(0, 0.5, 300).astype(np.float32)
+    (delta,) = random_deltas(rng, base, 1)
+    master = base + rng.normal(0, 0.05, 300).astype(np.float32)  # moved since the base
+    expected = master.copy()
+    for e, b, a, r in zip(delta.entry, delta.before, delta.after, delta.reach, strict=True):
+        m, d = float(master[e]), float(a) - float(b)
+        m += d - (m - float(b)) * min(float(r), 1.0) if rule == SCALED else d
+        expected[e] = np.float32(m)
+    flat = master.copy()
+    update = merge_one(flat, delta, rule)
+    assert np.allclose(flat, expected, rtol=0, atol=1e-6)
+    assert isinstance(update, Update) and np.array_equal(update.values, flat[update.entry])
+
+
+@pytest.mark.parametrize("name", ["tictactoe", "connect-4x5-4"])
+def test_a_tracked_share_is_the_untracked_games_taken_out(name):
+    """A host's share plays the same games as the untracked kernel; its delta holds every
+    weight that moved, its before and after values, and the copy is put back."""
+    learner = make_learner(get_game(name), "ntuple", seed=4, params={"sides": "2"})
+    learner.play(300)
+    schedule = schedule_of(learner)
+    base = learner.weights.copy()
+    plain, stats = base.copy(), np.zeros(4, np.int64)
+    empty = np.zeros((0, 0, 0), np.float32)
+    play_games(learner.net, plain, empty, empty, np.array([77], np.uint64), 200, 300,
+               schedule, stats, *NO_TRACKING)
+    host = Host(learner.net, base)
+    (played,) = host.play([Share(0, np.array([77], np.uint64), 200, 300)], schedule)
+    assert np.array_equal(host.weights, base)  # put back
+    assert np.array_equal(played.stats, stats)
+    moved = np.flatnonzero(plain.reshape(-1) != base.reshape(-1))
+    assert set(moved.tolist()) <= set(played.delta.entry.tolist())
+    assert len(set(played.delta.entry.tolist())) == played.delta.size  # no weight twice
+    rebuilt = base.reshape(-1).copy()
+    rebuilt[played.delta.entry] = played.delta.after
+    assert np.array_equal(rebuilt, plain.reshape(-1))
+    assert np.array_equal(played.delta.before, base.reshape(-1)[played.delta.entry])
+    assert ((played.delta.reach >= 0) & (played.delta.reach <= 1)).all()
+    assert played.delta.reach.max() > 0.5  # the opening's weights, updated every game
+
+
+def test_parallel_rounds_do_not_depend_on_the_threads():
+    """The same seed, actors and round size give the same weights with 1, 2 or 3 host
+    threads (a host plays its slots one after another from the round's base)."""
+    from gameai.trainer.selfplay.local import LocalBackend
+
+    def trained(threads: int) -> np.ndarray:
+        learner = make_learner(get_game("tictactoe"), "ntuple", seed=5,
+                               params={"actors": "4", "sync_games": "200"})
+        learner.use_backend(LocalBackend(threads))
+        learner.play(1500)
+        learner.close()
+        return learner.weights
+
+    one = trained(1)
+    assert np.array_equal(one, trained(2)) and np.array_equal(one, trained(3))
+
+
+@pytest.mark.parametrize("top", [1, 4095, 4096, 9_175_040, 2**28])
+def test_radix_order_sorts_like_a_stable_argsort(top):
+    keys = np.random.default_rng(top).integers(0, top, 5000).astype(np.int64)
+    assert np.array_equal(radix_order(keys), np.argsort(keys, kind="stable"))
+    assert radix_order(np.zeros(0, np.int64)).shape == (0,)
