@@ -137,6 +137,11 @@ class Game(abc.ABC):
     # (self-play, layered enumeration, vectorised evaluation) apply to them. Other games
     # use the generic paths over their state graph (:meth:`state_graph`).
     cell_kernels: ClassVar[bool] = False
+    # How the self-play learners move through the game's positions (the trainer's compiled
+    # walker of that name): "position_graph", along :meth:`state_graph` (any game small
+    # enough to enumerate), or "bitboard", for games whose positions are two bitmasks and
+    # whose every move fills one empty cell (m,n,k: boards too large to enumerate).
+    walker: ClassVar[str] = "position_graph"
 
     @property
     def cells(self) -> int:

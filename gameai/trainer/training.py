@@ -28,18 +28,13 @@ from gameai.trainer.learners.base import Learner, Params, RoundStats, build_para
 from gameai.trainer.learners.defaults import defaults_for
 from gameai.trainer.learners.ntuple import NtupleLearner
 from gameai.trainer.learners.qlearning import QLearner
-from gameai.trainer.learners.qlearning_graph import QGraphLearner
 from gameai.trainer.learners.tally import TallyLearner
-from gameai.trainer.learners.tally_graph import TallyGraphLearner
 from gameai.trainer.learners.td import TdLearner
-from gameai.trainer.learners.td_graph import TdGraphLearner
 from gameai.trainer.worker.gates import perfect
 
+# each algorithm is one learner, on whichever walker the game asks for (its params_type_for)
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
                                       "qlearning": QLearner, "ntuple": NtupleLearner}
-# the same algorithms along a state graph, for games without the m,n,k kernels (morris)
-GRAPH_LEARNERS: dict[str, type[Learner]] = {"tally": TallyGraphLearner, "td": TdGraphLearner,
-                                            "qlearning": QGraphLearner}
 # games between evaluations
 EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000, "ntuple": 10_000}
 FIRST_ROUND = 100  # games before the first evaluation
@@ -61,12 +56,16 @@ def make_learner(game: Game, algorithm: str, *, seed: int = 0,
         CannotTrain: unknown algorithm, or a board too large for the tables.
         BadParameter: a parameter is unknown or out of range.
     """
-    cls = (LEARNERS if game.cell_kernels else GRAPH_LEARNERS).get(algorithm)
+    cls = LEARNERS.get(algorithm)
     if cls is None:
         raise CannotTrain(f"unknown algorithm {algorithm!r}: self-play learners are "
                           f"{', '.join(LEARNERS)} (mlp distils a trained table: --teacher)")
-    defaults = defaults_for(game, algorithm, cls.params_type)
-    checked: Params = build_params(cls.params_type, {**defaults, **(params or {})})
+    try:
+        params_type = cls.params_type_for(game)
+    except ValueError as e:
+        raise CannotTrain(str(e)) from e
+    defaults = defaults_for(game, algorithm, params_type)
+    checked: Params = build_params(params_type, {**defaults, **(params or {})})
     try:
         return cls(game, seed=seed, params=checked)
     except ValueError as e:

@@ -13,6 +13,13 @@ from gameai.models.oracle import solver_model
 from gameai.trainer.training import TrainResult, make_learner, train
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest resets the warning filters for each test: keep gameai.trainer.learners.stores'
+    silencing of numba's pedantic warning about inlined walker and store functions."""
+    config.addinivalue_line("filterwarnings", r"ignore:variable '_\w+_impl_v\d+_"
+                            ":numba.core.errors.NumbaIRAssumptionWarning")
+
+
 @pytest.fixture(scope="session")
 def ttt() -> Game:
     return get_game("tictactoe")

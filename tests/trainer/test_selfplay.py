@@ -7,7 +7,8 @@ from gameai.games.mnk.keys import base3_keys, canonical_keys
 from gameai.trainer.learners.export import boards_of, child_keys, expand
 from gameai.trainer.learners.hashtable import EMPTY, HashTable, find, insert
 from gameai.trainer.training import make_learner
-from gameai.trainer.walkers.bitboard import below, make_spec, next_u64, seed_state, uniform
+from gameai.trainer.walkers.bitboard import make_spec
+from gameai.trainer.walkers.rng import below, next_u64, seed_state, uniform
 
 from .conftest import random_boards
 

@@ -51,6 +51,7 @@ class MnkGame(Geometry, Game):
     hashable, one object per name."""
 
     cell_kernels: ClassVar[bool] = True
+    walker: ClassVar[str] = "bitboard"
 
     @property
     def num_actions(self) -> int:

@@ -69,6 +69,7 @@ class MorrisGame(Geometry, Game):
     """One morris variant. Build it with :func:`gameai.games.get_game`; immutable."""
 
     cyclic: ClassVar[bool] = True
+    walker: ClassVar[str] = "position_graph"  # a state graph of a few thousand positions
 
     def describe(self) -> str:
         moves = "to any empty point" if self.anywhere else "to an orthogonal neighbour"

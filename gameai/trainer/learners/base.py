@@ -5,11 +5,9 @@ self-play with learning updates in compiled code and :meth:`Learner.export` turn
 knows into the common model artifact (values in [-1, 1] from the mover's view), so the
 evaluator, the store and the server never need to know which algorithm made a model.
 
-Each algorithm runs on one of two engines, chosen by what the game offers
-(:attr:`gameai.games.Game.cell_kernels`): :class:`CellLearner` plays m,n,k games in
-kernels over bitmasks and hash tables of position keys (any board up to 40 cells);
-:class:`GraphLearner` plays any game small enough to enumerate, in kernels over its state
-graph (:mod:`gameai.trainer.walkers.position_graph`), with the same updates and the same parameters.
+The table learners (td, qlearning, tally: :class:`gameai.trainer.learners.tabular.
+TabularLearner`) are each one compiled kernel over the walker the game asks for
+(:mod:`gameai.trainer.walkers`), with the same updates and parameters on every walker.
 """
 
 from __future__ import annotations
@@ -23,10 +21,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gameai.games import Game
-from gameai.games.mnk.game import MnkGame, as_mnk
-from gameai.models import Model, ModelInfo, TableModel
-from gameai.trainer.learners.hashtable import HashTable
-from gameai.trainer.walkers.bitboard import Spec, make_spec, seed_state
+from gameai.models import Model, ModelInfo
+from gameai.trainer.walkers.rng import seed_state
 
 BATCH = 4096  # games per kernel call: the table grows between calls
 
@@ -120,6 +116,12 @@ class Learner(abc.ABC):
         self.training_seconds = 0.0  # self-play time behind the values, a parent's included
         self.parent_version: int | None = None
 
+    @classmethod
+    def params_type_for(cls, game: Game) -> type[Params]:
+        """The parameters this algorithm takes on ``game`` (:attr:`params_type`, and
+        whatever the engine that plays ``game`` adds)."""
+        return cls.params_type
+
     def _reserve(self, games: int) -> None:  # noqa: B027  (only table learners need room)
         """Make room for what ``games`` more games can add (before each kernel call)."""
 
@@ -174,33 +176,3 @@ class Learner(abc.ABC):
             "training_seconds": round(self.training_seconds, 3),
             "parent_version": self.parent_version, **extra}
         return ModelInfo(game=self.game.name, algorithm=self.algorithm, **fields)
-
-    def table_model(self, keys: np.ndarray, rows: np.ndarray, info: ModelInfo | None) -> Model:
-        """A :class:`TableModel` of canonical ``keys`` and ``rows``, dropping empty rows."""
-        keep = ~np.isnan(rows).all(axis=1)
-        rows = np.clip(rows[keep], -1.0, 1.0).astype(np.float32)
-        return TableModel.from_unsorted(self.game, info or self.info(), keys[keep], rows)
-
-    def sorted_table_model(self, keys: np.ndarray, rows: np.ndarray,
-                           info: ModelInfo | None) -> Model:
-        """A :class:`TableModel` of strictly ascending canonical ``keys`` and float32
-        ``rows`` in [-1, 1] (a streaming export's), without copying them."""
-        return TableModel(self.game, info or self.info(), keys, rows)
-
-
-class CellLearner(Learner):
-    """A learner of an m,n,k game: kernels over bitmasks, values in a growable hash table."""
-
-    game: MnkGame
-
-    def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None) -> None:
-        super().__init__(as_mnk(game), seed=seed, params=params)
-        self.spec: Spec = make_spec(self.game)
-        self.table = self._new_table()
-
-    @abc.abstractmethod
-    def _new_table(self) -> HashTable:
-        """The empty value table."""
-
-    def _reserve(self, games: int) -> None:
-        self.table.reserve(games * self.game.cells)

@@ -1,4 +1,6 @@
-"""Vectorised helpers that turn learner tables into model rows.
+"""Vectorised helpers that turn learner tables into model rows, for the bitboard walker
+(:mod:`gameai.trainer.walkers.bitboard`: m,n,k positions as two bitmasks, hash tables of
+base-3 keys).
 
 A model row holds, for one canonical position, the value of every move in the canonical
 orientation (see :mod:`gameai.models.model`). Learners that share values across
@@ -26,7 +28,7 @@ import numpy.typing as npt
 
 from gameai.games import budget
 from gameai.games.mnk.board import playable_masks
-from gameai.games.mnk.game import MnkGame as Game
+from gameai.games.mnk.game import MnkGame
 from gameai.games.mnk.keys import (
     U64,
     base3_keys,
@@ -70,7 +72,7 @@ class Children:
         return self.won | self.full
 
 
-def expand(game: Game, x: U64, o: U64) -> Children:
+def expand(game: MnkGame, x: U64, o: U64) -> Children:
     """The children of the positions ``(x[i], o[i])`` (none of them finished)."""
     cells = game.cells
     bits = np.uint64(1) << np.arange(cells, dtype=np.uint64)
@@ -86,7 +88,7 @@ def expand(game: Game, x: U64, o: U64) -> Children:
     return Children(cx, co, legal, won & legal, full & legal, x_to_move)
 
 
-def child_keys(game: Game, x: U64, o: U64, *, canonical: bool = True) -> U64:
+def child_keys(game: MnkGame, x: U64, o: U64, *, canonical: bool = True) -> U64:
     """``(n, cells)``: the canonical (or, with ``canonical=False``, seed 003's raw base-3)
     key after each move of each position, legal or not.
 
@@ -116,7 +118,7 @@ def table_keys(table: HashTable) -> U64:
     return keys[1:] if len(keys) > 1 and keys[1] == 0 else keys
 
 
-def children_of(game: Game, table: HashTable, keys: U64, *, canonical: bool
+def children_of(game: MnkGame, table: HashTable, keys: U64, *, canonical: bool
                 ) -> tuple[Children, npt.NDArray[np.int64]]:
     """The children of the positions ``keys`` and the slot in ``table`` of each child (-1
     where it holds none); keys are canonical or, with ``canonical=False``, seed 003's raw
@@ -127,7 +129,7 @@ def children_of(game: Game, table: HashTable, keys: U64, *, canonical: bool
     return kids, found.reshape(kids.x.shape)
 
 
-def export_estimate(game: Game, what: str, *, entries: int, rows: int, held: int,
+def export_estimate(game: MnkGame, what: str, *, entries: int, rows: int, held: int,
                     width: int = 1, seconds_per_entry_cell: float = TABLE_SECONDS
                     ) -> budget.Estimate:
     """The memory an export needs beyond the learner's table: ``held`` bytes an entry of
@@ -156,7 +158,7 @@ def stream_rows(keys: U64, cells: int, rows_of: Callable[[U64], F64]) -> tuple[U
     return out_keys[:n], out[:n]
 
 
-def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.intp]], F64],
+def stream_pooled(game: MnkGame, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.intp]], F64],
                   finish: Callable[[U64, F64], F64], *, what: str, held: int, width: int,
                   seconds_per_entry_cell: float,
                   nonempty: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]] | None = None
@@ -230,12 +232,12 @@ def stream_pooled(game: Game, raw_keys: U64, sums_of: Callable[[npt.NDArray[np.i
     return out_keys[:n], out[:n]
 
 
-def boards_of(game: Game, keys: U64) -> tuple[U64, U64]:
+def boards_of(game: MnkGame, keys: U64) -> tuple[U64, U64]:
     """The boards of base-3 ``keys``."""
     return masks_from_base3(game, np.asarray(keys, dtype=np.uint64))
 
 
-def to_canonical(game: Game, raw_keys: U64, rows: npt.NDArray[np.generic]
+def to_canonical(game: MnkGame, raw_keys: U64, rows: npt.NDArray[np.generic]
                  ) -> tuple[U64, npt.NDArray[np.generic]]:
     """Each raw position's canonical key, and its per-cell ``rows`` (axis 1 is the cell)
     moved into the canonical orientation."""

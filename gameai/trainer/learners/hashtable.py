@@ -3,53 +3,47 @@
 A 3**cells array indexed by key is fine for tic-tac-toe (19,683 rows) but not for
 four-in-a-row (43 million), so every learner keeps only the positions it has met: keys in
 a power-of-two array probed linearly, values in parallel column arrays. Kernels find and
-insert with :func:`find` and :func:`insert`; the Python side grows the table between
-batches of games (:meth:`HashTable.reserve`), so a kernel never runs out of room.
+insert with :func:`find` and :func:`insert` (through the stores' compiled interface,
+:func:`gameai.trainer.learners.stores.lookup` and ``claim``, on its :class:`HashStore`);
+the Python side grows the table between batches of games (:meth:`HashTable.reserve`), so a
+kernel never runs out of room.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
 import numpy.typing as npt
 
 from gameai.games.budget import Estimate, require
-from gameai.trainer.walkers.bitboard import U64
+from gameai.trainer.learners import stores
+from gameai.trainer.learners.stores import Column, implement
+from gameai.trainer.walkers.rng import U64
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)  # above every base-3 key of 40 cells (3**40 < 2**64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MAX_LOAD = 0.5
-Column = tuple[Any, tuple[int, ...], float]  # dtype, shape of one row, initial value
-
-
-@nb.njit(cache=True)
-def _home(keys: U64, key: np.uint64) -> int:
-    return int((key * _GOLDEN) >> np.uint64(32)) & (keys.shape[0] - 1)
-
-
-@nb.njit(cache=True)
-def _probe(keys: U64, key: np.uint64) -> int:
-    """The slot holding ``key``, or the empty slot where it would go."""
-    mask = keys.shape[0] - 1
-    i = _home(keys, key)
-    while keys[i] != key and keys[i] != EMPTY:
-        i = (i + 1) & mask
-    return i
 
 
 @nb.njit(cache=True)
 def find(keys: U64, key: np.uint64) -> int:
     """The slot of ``key``, or -1 if absent."""
-    i = _probe(keys, key)
+    mask = keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
     return i if keys[i] == key else -1
 
 
 @nb.njit(cache=True)
 def insert(keys: U64, used: npt.NDArray[np.int64], key: np.uint64) -> int:
     """The slot of ``key``, claiming a free one if absent (``used[0]`` counts the keys)."""
-    i = _probe(keys, key)
+    mask = keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
     if keys[i] == EMPTY:
         keys[i] = key
         used[0] += 1
@@ -73,6 +67,50 @@ def find_many(keys: U64, queries: U64) -> npt.NDArray[np.int64]:
     return out
 
 
+@nb.njit(cache=True)
+def insert_many(keys: U64, used: npt.NDArray[np.int64], queries: U64) -> npt.NDArray[np.int64]:
+    """:func:`insert` for an array of keys, in order."""
+    out = np.empty(queries.shape[0], dtype=np.int64)
+    for j in range(queries.shape[0]):
+        out[j] = insert(keys, used, queries[j])
+    return out
+
+
+class HashStore(NamedTuple):
+    """A :class:`HashTable` as the kernels take it."""
+
+    keys: U64
+    used: npt.NDArray[np.int64]
+
+
+# The stores' compiled interface for a HashStore: find and insert again, inlined into the
+# kernels and written as :mod:`gameai.trainer.walkers.bitboard` explains (no call, no
+# array in a variable, one way out), so that numba's reference counts on the store's
+# arrays cancel out.
+
+def _lookup_impl(store, key):
+    mask = store.keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while store.keys[i] != key and store.keys[i] != EMPTY:
+        i = (i + 1) & mask
+    return i if store.keys[i] == key else -1
+
+
+def _claim_impl(store, key):
+    mask = store.keys.shape[0] - 1
+    i = int((key * _GOLDEN) >> np.uint64(32)) & mask
+    while store.keys[i] != key and store.keys[i] != EMPTY:
+        i = (i + 1) & mask
+    if store.keys[i] == EMPTY:
+        store.keys[i] = key
+        store.used[0] += 1
+    return i
+
+
+implement(stores.lookup, HashStore, _lookup_impl)
+implement(stores.claim, HashStore, _claim_impl)
+
+
 class HashTable:
     """Keys and named value columns, e.g. ``HashTable({"v": (np.float64, (), 0.5)})``.
 
@@ -89,6 +127,9 @@ class HashTable:
 
     def __len__(self) -> int:
         return int(self.used[0])
+
+    def compiled(self) -> HashStore:
+        return HashStore(self.keys, self.used)
 
     @property
     def capacity(self) -> int:
@@ -128,6 +169,19 @@ class HashTable:
     def lookup(self, keys: U64) -> npt.NDArray[np.int64]:
         """Slots of ``keys``, -1 where absent."""
         return find_many(self.keys, np.ascontiguousarray(keys, dtype=np.uint64))
+
+    def claim(self, keys: U64) -> npt.NDArray[np.int64]:
+        """Slots of ``keys``, inserting the absent ones in order (room must be reserved)."""
+        return insert_many(self.keys, self.used, np.ascontiguousarray(keys, dtype=np.uint64))
+
+    def held(self) -> npt.NDArray[np.int64]:
+        return self.slots()
+
+    def per_move(self, name: str) -> npt.NDArray[Any]:
+        """Column ``name``, whose rows are ``(moves, *shape)``, as ``(slots * moves, *shape)``
+        (a view: the row of a slot's move ``m`` is ``slot * moves + m``)."""
+        column = self.columns[name]
+        return column.reshape(-1, *column.shape[2:])
 
     def nbytes(self) -> int:
         return int(self.keys.nbytes + sum(c.nbytes for c in self.columns.values()))

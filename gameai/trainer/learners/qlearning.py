@@ -17,38 +17,43 @@ epsilon-greedy agent against random moves, alternating who starts (the seed's tr
 The exported model gives each move the value of the state it leads to, averaged over the
 symmetric images weighted by visits, mapped piecewise linearly to [-1, 1] (loss -30 -> -1,
 draw 2 -> 0, win 10 -> 1).
+
+One kernel plays every game, through the walker the game asks for
+(:mod:`gameai.trainer.walkers`); a move to a position's third occurrence (a draw rule)
+ends the game as a draw and is rewarded as one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numba as nb
 import numpy as np
 
-from gameai.games.mnk.keys import base3_keys
+from gameai.games import Game
 from gameai.models import Model, ModelInfo
-from gameai.trainer.learners.base import CellLearner, Params, require
-from gameai.trainer.learners.export import (
-    POOLED_SECONDS,
-    boards_of,
-    children_of,
-    expand,
-    stream_pooled,
-    table_keys,
-)
-from gameai.trainer.learners.hashtable import HashTable, find, insert
+from gameai.trainer.learners.base import Params, require
+from gameai.trainer.learners.export import POOLED_SECONDS
 from gameai.trainer.learners.schedules import annealed
-from gameai.trainer.walkers.bitboard import (
-    Spec,
-    child_raw,
-    completes_line,
-    greedy,
+from gameai.trainer.learners.stores import claim, lookup
+from gameai.trainer.learners.tabular import TabularLearner
+from gameai.trainer.walkers.interface import (
+    DRAW,
+    GO_ON,
+    WIN,
+    Moves,
+    begin,
+    child_key,
+    exploring,
+    finish,
     list_moves,
-    place,
-    random_opening,
-    uniform,
+    move_result,
+    mover,
+    play,
+    position_key,
 )
+from gameai.trainer.walkers.rng import below, greedy, uniform
 
 
 @dataclass(frozen=True)
@@ -84,13 +89,17 @@ class QParams(Params):
                         self.draw + value * (self.draw - self.loss))
 
 
-class QLearner(CellLearner):
+class QLearner(TabularLearner):
     algorithm = "qlearning"
     params_type = QParams
     params: QParams
 
-    def _new_table(self) -> HashTable:
-        return HashTable({"v": (np.float64, (2,), 0.0), "n": (np.int64, (), 0)})
+    def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
+                 walker: str | None = None) -> None:
+        super().__init__(game, seed=seed, params=params, walker=walker)
+        self.table = self.walker.new_store({"v": (np.float64, (2,), 0.0),
+                                            "n": (np.int64, (), 0)},
+                                           keys="positions", visits="n")
 
     @property
     def exploration(self) -> float:
@@ -101,114 +110,93 @@ class QLearner(CellLearner):
         p = self.params
         rewards = np.array([p.win, p.draw, p.loss, p.step, p.gamma, p.epsilon_start,
                             p.epsilon_end, p.epsilon_halflife,
-                            1.0 if p.opponent == "random" else 0.0, p.exploring_starts])
+                            1.0 if p.opponent == "random" else 0.0, self.start_share])
         t = self.table
-        _q_games(self.spec, t.keys, t.used, t.columns["v"], t.columns["n"], self.rng, games,
-                 played, rewards, stats)
+        _q_games(self.walker.spec, t.compiled(), t.columns["v"], t.columns["n"], self.rng,
+                 games, played, rewards, stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
         p = self.params
-        raw = table_keys(self.table)
+        V, N = self.table.columns["v"], self.table.columns["n"]
 
-        def sums_of(entries: np.ndarray) -> np.ndarray:
-            kids, found = children_of(self.game, self.table, raw[entries], canonical=False)
-            mover = np.where(kids.x_to_move, 0, 1)[:, None]
-            stored = self.table.columns["v"][np.maximum(found, 0)]
-            v = np.take_along_axis(stored, np.broadcast_to(mover, found.shape)[..., None],
-                                   axis=2)[..., 0]
-            weight = np.where(found >= 0, self.table.columns["n"][np.maximum(found, 0)], 0)
-            v = np.where(kids.won, p.win, np.where(kids.full, p.draw, v))
-            weight = np.where(kids.terminal, 1, weight) * kids.legal
+        def sums_of(moves: Moves) -> np.ndarray:
+            slot = np.maximum(moves.child, 0)
+            v = V[slot, moves.mover]
+            weight = np.where(moves.child >= 0, N[slot], 0)
+            v = np.where(moves.result == WIN, p.win, np.where(moves.result == DRAW, p.draw, v))
+            weight = np.where(moves.result != GO_ON, 1, weight) * moves.legal
             return np.stack([np.where(weight > 0, v * weight, 0.0), weight],
                             axis=-1).astype(np.float64)
 
-        def finish(keys: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        def finish(x_to_move: np.ndarray, sums: np.ndarray) -> np.ndarray:
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = sums[..., 0] / sums[..., 1]
             return np.where(sums[..., 1] > 0, p.to_value(mean), np.nan)
 
-        keys, rows = stream_pooled(self.game, raw, sums_of, finish, what="a qlearning table",
-                                   held=8, width=2,
-                                   seconds_per_entry_cell=POOLED_SECONDS["qlearning"])
-        return self.sorted_table_model(keys, rows, info)
+        return self.walker.pooled_model(self.table, sums_of, finish, what="a qlearning table",
+                                        width=2, held=8, seconds=POOLED_SECONDS["qlearning"],
+                                        start=True, info=info or self.info())
 
     def warm_start(self, model: Model) -> None:
-        """Each state a model's move leads to (from the position in its canonical
-        orientation, whose raw key is its canonical key) gets the model's value for its
-        mover and the negated value for the other side, with one visit."""
-        from gameai.models import TableModel
-
-        if not isinstance(model, TableModel):
-            raise ValueError("warm start needs a table model")
-        x, o = boards_of(self.game, model.keys)
-        kids = expand(self.game, x, o)
-        live = kids.legal & ~kids.terminal & ~np.isnan(model.values)
-        keys = base3_keys(self.game, kids.x[live], kids.o[live])
-        value = model.values[live].astype(np.float64)
-        mover = np.broadcast_to(np.where(kids.x_to_move, 0, 1)[:, None], live.shape)[live]
-        self.table.reserve(len(keys) + len(model.keys))
-        for key in model.keys.tolist():  # the positions themselves, so export finds them
-            insert(self.table.keys, self.table.used, np.uint64(key))
-        p = self.params
-        for key, val, side in zip(keys.tolist(), value.tolist(), mover.tolist(), strict=True):
-            slot = insert(self.table.keys, self.table.used, np.uint64(key))
-            self.table.columns["v"][slot, side] = p.from_value(np.array(val))
-            self.table.columns["v"][slot, 1 - side] = p.from_value(np.array(-val))
-            self.table.columns["n"][slot] = 1
+        """Each position a model's move leads to gets the model's value for its mover and
+        the negated value for the other side, with one visit; the model's positions are
+        claimed, so that an export finds them."""
+        _, children, movers, values = self.walker.model_successors(model, self.table)
+        V, p = self.table.columns["v"], self.params
+        V[children, movers] = p.from_value(values)
+        V[children, 1 - movers] = p.from_value(-values)
+        self.table.columns["n"][children] = 1
 
 
 @nb.njit(cache=True)
-def _q_games(spec: Spec, keys: np.ndarray, used: np.ndarray, V: np.ndarray, N: np.ndarray,
-             rng: np.ndarray, games: int, played: int, p: np.ndarray,
-             stats: np.ndarray) -> None:
-    cells = spec.cells
+def _q_games(walker: Any, store: Any, V: np.ndarray, N: np.ndarray, rng: np.ndarray,
+             games: int, played: int, p: np.ndarray, stats: np.ndarray) -> None:
     win, draw, loss, step, gamma = p[0], p[1], p[2], p[3], p[4]
     random_opponent = p[8] > 0.5
-    moves = np.empty(cells, dtype=np.int64)
-    vals = np.empty(cells, dtype=np.float64)
+    moves = np.empty(walker.max_moves, dtype=np.int64)
+    vals = np.empty(walker.max_moves, dtype=np.float64)
     for g in range(games):
         epsilon = p[6] + (p[5] - p[6]) * 0.5 ** ((played + g) / p[7])
         agent = (played + g) & 1  # with a random opponent: the side that learns to play
-        x = np.uint64(0)
-        o = np.uint64(0)
-        key = np.uint64(0)
-        s = insert(keys, used, key)
-        opening = random_opening(rng, p[9], cells)
-        for ply in range(cells):
-            mover = ply & 1
-            mine = x if mover == 0 else o
-            n = list_moves(spec, x | o, moves)
-            if ply < opening or (random_opponent and mover != agent) or uniform(rng) < epsilon:
-                pick = min(int(uniform(rng) * n), n - 1)
+        state = begin(walker, rng, p[9])
+        s = claim(store, position_key(walker, state))
+        ply = 0
+        while True:
+            who = mover(walker, state)
+            n = list_moves(walker, state, moves)
+            if exploring(walker, state) or (random_opponent and who != agent) \
+                    or uniform(rng) < epsilon:
+                pick = below(rng, n)
             else:
                 for j in range(n):
-                    bit = np.uint64(1) << np.uint64(moves[j])
-                    if completes_line(spec, mine | bit, moves[j]):
+                    result = move_result(walker, state, moves, j)
+                    if result == WIN:
                         vals[j] = win
-                    elif (x | o | bit) == spec.full:
+                    elif result == DRAW:
                         vals[j] = draw
                     else:
-                        t = find(keys, child_raw(spec, key, moves[j], mover))
-                        vals[j] = V[t, mover] if t >= 0 else 0.0
+                        t = lookup(store, child_key(walker, state, moves, j))
+                        vals[j] = V[t, who] if t >= 0 else 0.0
                 pick = greedy(vals, n, rng)
-            cell = moves[pick]
-            x, o = place(x, o, mover, cell)
-            key = child_raw(spec, key, cell, mover)
+            result = move_result(walker, state, moves, pick)
+            key = child_key(walker, state, moves, pick)
+            state = play(walker, state, moves, pick)
             N[s] += 1
             alpha = 1.0 / N[s]
-            if completes_line(spec, x if mover == 0 else o, cell):
-                V[s, mover] += alpha * (win - V[s, mover])
-                V[s, 1 - mover] += alpha * (loss - V[s, 1 - mover])
-                stats[mover] += 1
-                stats[3] += ply + 1
+            if result == WIN:
+                V[s, who] += alpha * (win - V[s, who])
+                V[s, 1 - who] += alpha * (loss - V[s, 1 - who])
+                stats[who] += 1
                 break
-            if (x | o) == spec.full:
+            if result == DRAW:
                 V[s, 0] += alpha * (draw - V[s, 0])
                 V[s, 1] += alpha * (draw - V[s, 1])
                 stats[2] += 1
-                stats[3] += ply + 1
                 break
-            t = insert(keys, used, key)
+            t = claim(store, key)
             for side in range(2):
                 V[s, side] += alpha * (step + gamma * V[t, side] - V[s, side])
             s = t
+            ply += 1
+        stats[3] += ply + 1
+        finish(walker, state)

@@ -17,29 +17,43 @@ explores ``partner_explore`` times as much (0: plays its best).
 The exported model maps the score to [-1, 1] piecewise linearly (a sure loss -1 -> -1,
 a sure draw 10 -> 0, a sure win 100 -> 1, so the best move keeps the best value) after
 pooling the tallies of the up to eight symmetric images of each position.
+
+One kernel plays every game, through the walker the game asks for
+(:mod:`gameai.trainer.walkers`). Games longer than ``cells`` plies (which an m,n,k game
+never plays) weigh 1 like a game of ``cells`` plies: a morris game can last hundreds of
+plies before the draw rule ends it, and a weight that kept shrinking would make long
+drawn games count for nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numba as nb
 import numpy as np
 
+from gameai.games import Game
 from gameai.models import Model, ModelInfo
-from gameai.trainer.learners.base import CellLearner, Params, require
-from gameai.trainer.learners.export import POOLED_SECONDS, boards_of, stream_pooled
-from gameai.trainer.learners.hashtable import HashTable, insert
-from gameai.trainer.walkers.bitboard import (
-    Spec,
-    child_raw,
-    completes_line,
-    greedy,
+from gameai.trainer.learners.base import Params, require
+from gameai.trainer.learners.export import POOLED_SECONDS
+from gameai.trainer.learners.stores import claim
+from gameai.trainer.learners.tabular import TabularLearner
+from gameai.trainer.walkers.interface import (
+    GO_ON,
+    Moves,
+    begin,
+    exploring,
+    finish,
     list_moves,
-    place,
-    random_opening,
-    uniform,
+    move_result,
+    move_row,
+    mover,
+    play,
+    position_key,
 )
+from gameai.trainer.walkers.interface import WIN as _WON
+from gameai.trainer.walkers.rng import below, greedy, uniform
 
 WIN, DRAW, LOSS = 100.0, 10.0, -1.0  # seed 000's weights
 
@@ -69,40 +83,39 @@ def score_to_value(score: np.ndarray) -> np.ndarray:
     return np.where(score >= DRAW, (score - DRAW) / (WIN - DRAW), (score - DRAW) / (DRAW - LOSS))
 
 
-class TallyLearner(CellLearner):
+class TallyLearner(TabularLearner):
     algorithm = "tally"
     params_type = TallyParams
     params: TallyParams
 
-    def _new_table(self) -> HashTable:
-        cells = self.game.cells
-        return HashTable({"t": (np.float64, (cells, 3), 0.0), "n": (np.int64, (), 0)})
+    def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
+                 walker: str | None = None) -> None:
+        super().__init__(game, seed=seed, params=params, walker=walker)
+        self.table = self.walker.new_store({"n": (np.int64, (), 0)}, keys="positions",
+                                           visits="n", per_move={"t": (np.float64, (3,), 0.0)})
 
     @property
     def exploration(self) -> float:
         """The exploring side's random-move probability in a position met once per game
         played so far, averaged over the table (a global summary of the per-position
         schedule)."""
-        n = self.table.columns["n"][self.table.slots()]
+        n = self.table.columns["n"][self.table.held()]
         c = self.params.explore_c
         return float(np.mean(c / (c + n))) if len(n) else 1.0
 
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
         p = self.params
         t = self.table
-        _tally_games(self.spec, t.keys, t.used, t.columns["t"], t.columns["n"], self.rng,
+        _tally_games(self.walker.spec, t.compiled(), t.per_move("t"), t.columns["n"], self.rng,
                      games, played, np.array([p.length_base, p.explore_c, p.explore_min,
                                               p.partner_explore, p.swap_every,
                                               1.0 if p.credit == "greedy" else 0.0,
-                                              p.exploring_starts]), stats)
+                                              self.start_share]), stats)
 
     def export(self, info: ModelInfo | None = None) -> Model:
-        slots = self.table.slots()
-        tallies = self.table.columns["t"]
+        tallies = self.table.per_move("t")
 
-        def finish(keys: np.ndarray, pooled: np.ndarray) -> np.ndarray:
-            x, o = boards_of(self.game, keys)
-            x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
+        def finish(x_to_move: np.ndarray, pooled: np.ndarray) -> np.ndarray:
             xw, ow, draw = pooled[..., 0], pooled[..., 1], pooled[..., 2]
             win = np.where(x_to_move[:, None], xw, ow)
             loss = np.where(x_to_move[:, None], ow, xw)
@@ -111,94 +124,81 @@ class TallyLearner(CellLearner):
                 score = (WIN * win + DRAW * draw + LOSS * loss) / total
             return np.where(total > 0, score_to_value(score), np.nan)
 
-        keys, rows = stream_pooled(self.game, self.table.keys[slots],
-                                   lambda entries: tallies[slots[entries]], finish,
-                                   what="a tally table", held=16, width=3,
-                                   seconds_per_entry_cell=POOLED_SECONDS["tally"],
-                                   nonempty=lambda entries: np.asarray(
-                                       tallies[slots[entries]].reshape(len(entries), -1)
-                                       .any(axis=1), dtype=bool))
-        return self.sorted_table_model(keys, rows, info)
+        def nonempty(moves: Moves) -> np.ndarray:
+            rows = moves.row
+            return np.asarray(tallies[rows].reshape(len(rows), -1).any(axis=1), dtype=bool)
+
+        return self.walker.pooled_model(self.table, lambda moves: tallies[moves.row], finish,
+                                        what="a tally table", width=3, held=16,
+                                        seconds=POOLED_SECONDS["tally"], start=False,
+                                        info=info or self.info(), nonempty=nonempty)
 
     def warm_start(self, model: Model) -> None:
         """One game's worth of pseudo-tallies per known move, with the model's score."""
-        from gameai.models import TableModel
-
-        if not isinstance(model, TableModel):
-            raise ValueError("warm start needs a table model")
-        x, o = boards_of(self.game, model.keys)
-        x_to_move = np.bitwise_count(x) == np.bitwise_count(o)
-        v = np.nan_to_num(model.values.astype(np.float64), nan=0.0)
-        known = ~np.isnan(model.values)
+        positions, rows, movers, values = self.walker.model_moves(model, self.table)
+        known = ~np.isnan(values)
+        v = np.nan_to_num(values, nan=0.0)
         win = np.where(known, np.maximum(v, 0.0), 0.0)
         loss = np.where(known, np.maximum(-v, 0.0), 0.0)
         draw = np.where(known, 1.0 - win - loss, 0.0)
-        tallies = np.stack([np.where(x_to_move[:, None], win, loss),
-                            np.where(x_to_move[:, None], loss, win), draw], axis=-1)
-        self.table.reserve(len(model.keys))
-        for key, row in zip(model.keys.tolist(), tallies, strict=True):
-            slot = insert(self.table.keys, self.table.used, np.uint64(key))
-            self.table.columns["t"][slot] = row
-            self.table.columns["n"][slot] = 1
+        x_to_move = movers == 0
+        self.table.per_move("t")[rows] = np.stack([np.where(x_to_move, win, loss),
+                                                   np.where(x_to_move, loss, win), draw],
+                                                  axis=-1)
+        self.table.columns["n"][positions] = 1
 
 
 @nb.njit(cache=True)
-def _tally_games(spec: Spec, keys: np.ndarray, used: np.ndarray, T: np.ndarray,
-                 N: np.ndarray, rng: np.ndarray, games: int, played: int,
-                 p: np.ndarray, stats: np.ndarray) -> None:
-    cells = spec.cells
+def _tally_games(walker: Any, store: Any, T: np.ndarray, N: np.ndarray, rng: np.ndarray,
+                 games: int, played: int, p: np.ndarray, stats: np.ndarray) -> None:
     length_base, explore_c, explore_min, partner = p[0], p[1], p[2], p[3]
     swap_every, greedy_credit = int(p[4]), p[5] > 0.5
-    moves = np.empty(cells, dtype=np.int64)
-    slots = np.empty(cells, dtype=np.int64)
-    chosen = np.empty(cells, dtype=np.int64)
-    vals = np.empty(cells, dtype=np.float64)
+    moves = np.empty(walker.max_moves, dtype=np.int64)
+    vals = np.empty(walker.max_moves, dtype=np.float64)
+    slots = np.empty(walker.max_plies, dtype=np.int64)  # the position of each ply
+    chosen = np.empty(walker.max_plies, dtype=np.int64)  # its move's row in T
     for g in range(games):
         explorer = ((played + g) // swap_every) & 1
-        x = np.uint64(0)
-        o = np.uint64(0)
-        key = np.uint64(0)
+        state = begin(walker, rng, p[6])
         winner = -1
-        last = 0
         first_credited = 0
-        opening = random_opening(rng, p[6], cells)
-        for ply in range(cells):
-            mover = ply & 1
-            n = list_moves(spec, x | o, moves)
-            s = insert(keys, used, key)
+        ply = 0
+        while True:
+            who = mover(walker, state)
+            n = list_moves(walker, state, moves)
+            s = claim(store, position_key(walker, state))
             slots[ply] = s
             level = max(explore_min, explore_c / (explore_c + N[s]))
-            if mover != explorer:
+            if who != explorer:
                 level *= partner
-            if ply < opening or uniform(rng) < level:  # an exploring start, or exploration
-                pick = min(int(uniform(rng) * n), n - 1)
+            if exploring(walker, state) or uniform(rng) < level:  # exploring start or not
+                pick = below(rng, n)
                 if greedy_credit:
                     first_credited = ply
             else:
                 for j in range(n):
-                    row = T[s, moves[j]]
-                    total = row[0] + row[1] + row[2]
+                    r = move_row(walker, state, s, moves, j)  # scalars, not a row's view:
+                    total = T[r, 0] + T[r, 1] + T[r, 2]  # no reference to count a move
                     if total > 0:  # seed 000's relative weighted reward, mover's view
-                        vals[j] = (WIN * row[mover] + DRAW * row[2] + LOSS * row[1 - mover]) \
+                        vals[j] = (WIN * T[r, who] + DRAW * T[r, 2] + LOSS * T[r, 1 - who]) \
                             / total
                     else:
                         vals[j] = DRAW
                 pick = greedy(vals, n, rng)
-            cell = moves[pick]
-            chosen[ply] = cell
-            last = ply
-            x, o = place(x, o, mover, cell)
-            key = child_raw(spec, key, cell, mover)
-            if completes_line(spec, x if mover == 0 else o, cell):
-                winner = mover
+            chosen[ply] = move_row(walker, state, s, moves, pick)
+            result = move_result(walker, state, moves, pick)
+            state = play(walker, state, moves, pick)
+            if result != GO_ON:
+                if result == _WON:
+                    winner = who
                 break
-            if (x | o) == spec.full:
-                break
-        length = last + 1
-        reward = length_base ** (cells - length)
+            ply += 1
+        finish(walker, state)
+        length = ply + 1
+        reward = length_base ** max(0, walker.cells - length)
         column = winner if winner >= 0 else 2
         stats[3] += length
         stats[column] += 1
         for t in range(first_credited, length):
-            T[slots[t], chosen[t], column] += reward
+            T[chosen[t], column] += reward
             N[slots[t]] += 1

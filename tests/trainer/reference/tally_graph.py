@@ -19,9 +19,8 @@ import numpy as np
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params
-from gameai.trainer.learners.tally import DRAW, LOSS, WIN, TallyParams, score_to_value
-from gameai.trainer.walkers.bitboard import U64, greedy, uniform
-from gameai.trainer.walkers.position_graph import (
+from tests.trainer.reference.bitboard import U64, greedy, uniform
+from tests.trainer.reference.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -29,12 +28,13 @@ from gameai.trainer.walkers.position_graph import (
     move_result,
     start,
 )
+from tests.trainer.reference.tally import DRAW, LOSS, WIN, TallyParams, score_to_value
 
 
 @dataclass(frozen=True)
 class TallyGraphParams(TallyParams):
     """:class:`TallyParams` and ``random_starts``
-    (:class:`gameai.trainer.walkers.position_graph.GraphLearner`)."""
+    (:class:`tests.trainer.reference.position_graph.GraphLearner`)."""
 
     random_starts: float = 0.2
 

@@ -19,10 +19,9 @@ import numpy as np
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params
-from gameai.trainer.learners.qlearning import QParams
 from gameai.trainer.learners.schedules import annealed
-from gameai.trainer.walkers.bitboard import U64, greedy, uniform
-from gameai.trainer.walkers.position_graph import (
+from tests.trainer.reference.bitboard import U64, greedy, uniform
+from tests.trainer.reference.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -30,12 +29,13 @@ from gameai.trainer.walkers.position_graph import (
     move_result,
     start,
 )
+from tests.trainer.reference.qlearning import QParams
 
 
 @dataclass(frozen=True)
 class QGraphParams(QParams):
     """:class:`QParams` and ``random_starts``
-    (:class:`gameai.trainer.walkers.position_graph.GraphLearner`)."""
+    (:class:`tests.trainer.reference.position_graph.GraphLearner`)."""
 
     random_starts: float = 0.2
 

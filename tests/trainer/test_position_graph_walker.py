@@ -1,5 +1,5 @@
-"""The same learners on the state-graph engine: Three Men's Morris, and tic-tac-toe as the
-cross-check with the m,n,k engine and evaluator."""
+"""The learners on the position-graph walker: Three Men's Morris, and tic-tac-toe as the
+cross-check with the bitboard walker's evaluator."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gameai.models import ModelInfo
 from gameai.models.oracle import solver_model
 from gameai.trainer.evaluation import evaluate as cell_evaluate
 from gameai.trainer.evaluation import graph as evaluate_graph
-from gameai.trainer.learners.td_graph import TdGraphLearner
+from gameai.trainer.learners.td import TdLearner
 from gameai.trainer.training import make_learner, train
 from gameai.trainer.walkers.position_graph import make_graph_spec
 
@@ -28,7 +28,7 @@ MASK = (1 << 64) - 1
 
 
 class Rng:
-    """splitmix64, as :mod:`gameai.trainer.walkers.bitboard` draws it."""
+    """splitmix64, as :mod:`gameai.trainer.walkers.rng` draws it."""
 
     def __init__(self, seed: int) -> None:
         self.state = seed % (1 << 64)
@@ -58,14 +58,14 @@ class Rng:
         return pick
 
 
-def python_td(learner: TdGraphLearner, games: int) -> tuple[list[float], list[int]]:
-    """The epsilon-greedy td games of :func:`gameai.trainer.learners.td_graph._td_graph_games`, in
-    Python."""
-    p, spec = learner.params, learner.spec
+def python_td(learner: TdLearner, games: int) -> tuple[list[float], list[int]]:
+    """The epsilon-greedy td games of :func:`gameai.trainer.learners.td._td_games` along a
+    state graph, in Python."""
+    p, spec, graph = learner.params, learner.walker.graph_spec, learner.walker.graph
     rng = Rng(learner.seed)
-    V = [0.5] * len(learner.graph)
-    N = [0] * len(learner.graph)
-    live = learner.live.tolist()
+    V = [0.5] * len(graph)
+    N = [0] * len(graph)
+    live = np.flatnonzero(graph.raw_end == 0).tolist()
     for g in range(games):
         eps = p.epsilon_end + (p.epsilon_start - p.epsilon_end) * 0.5 ** (g / p.epsilon_halflife)
         s = 0
@@ -131,12 +131,12 @@ def python_td(learner: TdGraphLearner, games: int) -> tuple[list[float], list[in
 def test_the_td_kernel_equals_its_plain_python_twin(starts):
     params = {"explore": "epsilon", "random_starts": starts}
     learner = make_learner(get_game(STANDARD), "td", seed=11, params=params)
-    assert isinstance(learner, TdGraphLearner)
+    assert isinstance(learner, TdLearner) and learner.walker.method == "position_graph"
     learner.play(300)
     twin = make_learner(get_game(STANDARD), "td", seed=11, params=params)
     V, N = python_td(twin, 300)
-    assert learner.n.tolist() == N
-    assert np.allclose(learner.v, V, atol=1e-12)
+    assert learner.table.columns["n"].tolist() == N
+    assert np.allclose(learner.table.columns["v"], V, atol=1e-12)
     assert sum(N) > 1000
 
 

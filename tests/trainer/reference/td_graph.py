@@ -27,9 +27,8 @@ from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params
 from gameai.trainer.learners.schedules import annealed
-from gameai.trainer.learners.td import TdParams
-from gameai.trainer.walkers.bitboard import U64, greedy, uniform
-from gameai.trainer.walkers.position_graph import (
+from tests.trainer.reference.bitboard import U64, greedy, uniform
+from tests.trainer.reference.position_graph import (
     GraphLearner,
     GraphSpec,
     check_random_starts,
@@ -37,6 +36,7 @@ from gameai.trainer.walkers.position_graph import (
     move_result,
     start,
 )
+from tests.trainer.reference.td import TdParams
 
 
 @dataclass(frozen=True)
