@@ -202,6 +202,13 @@ def serving() -> dict[str, Any]:
                 "{{le}}")], unit="s"),
         panel("timeseries", "In-flight requests by transport", "",
               [("sum by (transport) (gameai_inflight_requests)", "{{transport}}")]),
+        panel("timeseries", "Long work by priority class", "Hints, reviews and streams "
+              "(interactive) go before batches and background streams: requests waiting and "
+              "running per class, and the p99 wait for a slot.",
+              [("sum by (lane) (gameai_lane_waiting)", "waiting {{lane}}"),
+               ("sum by (lane) (gameai_lane_running)", "running {{lane}}"),
+               ("histogram_quantile(0.99, sum by (le, lane) (rate("
+                f"gameai_lane_wait_seconds_bucket[{RATE}])))", "p99 wait (s) {{lane}}")]),
         panel("timeseries", "Store reachability and reconnects", "gameai_store_up per "
               "server (1 = reachable) and reconnections per second.",
               [("gameai_store_up", "up {{instance}}"),
@@ -245,6 +252,27 @@ def rollouts() -> dict[str, Any]:
               "losses against the exhaustive opponent.",
               [(f"max by (game, alias, metric) (gameai_model_evaluation{{{GAME}}})",
                 "{{game}} {{alias}} {{metric}}")], width=24),
+        row("Shadow"),
+        panel("timeseries", "Shadow test: agreement and optimal moves", "Of production's "
+              "best-move queries mirrored to the shadow version (gameai models shadow): the "
+              "share where its best move was production's, and, of those the solver proved "
+              "within the shadow budget, the share each version answered optimally.",
+              [(f"sum by (game, version) (increase(gameai_shadow_agreed_total{{{GAME}}}"
+                f"[{RATE}])) / sum by (game, version) (increase(gameai_shadow_compared_total"
+                f"{{{GAME}}}[{RATE}]))", "{{game}} v{{version}} agrees"),
+               (f"sum by (game, version, model) (increase(gameai_shadow_optimal_total"
+                f"{{{GAME}}}[{RATE}])) / ignoring (model) group_left sum by (game, version) "
+                f"(increase(gameai_shadow_proved_total{{{GAME}}}[{RATE}]))",
+                "{{game}} v{{version}} {{model}} optimal")],
+              unit="percentunit", min=0, max=1),
+        panel("timeseries", "Shadow traffic", "Queries compared and dropped (the shadow "
+              "queue full: never compared, never slowing an answer) per second, and the "
+              "share mirrored.",
+              [(f"sum by (game) (rate(gameai_shadow_compared_total{{{GAME}}}[{RATE}]))",
+                "{{game}} compared/s"),
+               (f"sum by (game) (rate(gameai_shadow_dropped_total{{{GAME}}}[{RATE}]))",
+                "{{game}} dropped/s"),
+               (f"max by (game) (gameai_shadow_share{{{GAME}}})", "{{game}} share %")]),
         row("Loads"),
         panel("timeseries", "Model loads by result", "Load attempts per interval; anything "
               "but ok means a version could not be loaded (servers keep the one they hold).",

@@ -8,7 +8,14 @@ sides alike:
 * gRPC ``BestMove`` against the same server's ``grpc.health.v1.Health/Check``;
 * REST ``best-move`` against ``/healthz``, over keep-alive HTTP/1.1 connections;
 * p50 and p99 latency of the move calls at ``--clients`` concurrent clients;
-* ``EvaluateBatch`` with 1,000 boards a request, in positions per second.
+* ``EvaluateBatch`` with 1,000 boards a request, in positions per second;
+* the cost of a shadow test at 100% (docs/operations.md): best-move throughput on both
+  transports with the shadow alias's share at 0 and at 100%, round by round, and what the
+  shadow compared and dropped meanwhile;
+* whole-game reviews of 42-ply Connect Four games (every position unseen, so nothing comes
+  from the answer cache) at the default depth, by an n-tuple network of the default shape
+  trained for ``--review-games`` self-play games: the model alone (``solve_ms`` 0) and with
+  the default solver budget.
 
 The throughput ratios are taken round by round (``--rounds``), each move run against the
 baseline run just before it, and the median is reported with every round's figure.
@@ -35,6 +42,14 @@ from pathlib import Path
 from typing import Any
 
 BATCH_SIZE = 1000
+# 42-ply Connect Four games that fill the board without a win (seeded random play: the
+# first six such games of seeds 0, 1, 2, ...), so every review has all 42 plies.
+DRAWN_GAMES = ("111561466663112343747547223422774655235375",
+               "725674152326376743436621154672551427513413",
+               "722224546225766455561775676744343331133111",
+               "453645655545237421423624211327176376317761",
+               "616347555325775466312274121137536362271444",
+               "662762645513763154172142444336355752771312")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -50,17 +65,26 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp, \
             RedisServer(tmp, tcp=True, persist=False) as redis:
         store = ModelStore.from_url(redis.url)
-        version = store.publish(solver_model(get_game("tictactoe")).to_bytes(),
-                                by="bench").version
+        perfect = solver_model(get_game("tictactoe"))
+        version = store.publish(perfect.to_bytes(), by="bench").version
         store.set_alias(game="tictactoe", alias="production", version=version, by="bench")
+        # the shadow candidate: the same play under other metadata (what a shadow costs,
+        # not what it finds, is measured here)
+        shadow = store.publish(perfect.with_info(perfect.info.with_updates(
+            algorithm="shadow-candidate")).to_bytes(), by="bench").version
+        store.set_shadow(game="tictactoe", version=shadow, share=0, by="bench")
+        c4 = store.publish(review_model(args.review_games).to_bytes(), by="bench").version
+        store.set_alias(game="connect-four", alias="production", version=c4, by="bench")
         store.close()
         boards = live_boards(get_game("tictactoe"))
         report["core_batch_positions_per_second"] = core_batch_rate(redis.url, boards)
         for count in workers:
             with serving(redis.url, count) as (http_port, grpc_port, pid):
-                report["runs"][str(count)] = measure(args, http_port, grpc_port, boards, pid)
+                report["runs"][str(count)] = measure(args, http_port, grpc_port, boards, pid,
+                                                     redis.url)
             if not args.json:
                 print_run(count, report["runs"][str(count)])
+    report["review_games_trained"] = args.review_games
     report["load_average_after"] = os.getloadavg()
     report["best_workers"] = max(report["runs"], key=lambda w: report["runs"][w]["grpc"]["move"]
                                  ["rate"] + report["runs"][w]["rest"]["move"]["rate"])
@@ -106,10 +130,11 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "gameai", "serve", "--store", url, "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--workers", str(workers), "--log-level", "warning",
-         "--drain-seconds", "0", "--grace-seconds", "5"],
+         "--drain-seconds", "0", "--grace-seconds", "5", "--poll-seconds", "0.2",
+         "--games", "tictactoe,connect-four"],
         env={k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # the network's search compiles as it loads
         ready = 0
         while ready < 5:  # several answers in a row: every worker is up
             if process.poll() is not None or time.monotonic() > deadline:
@@ -127,7 +152,7 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
 
 
 def measure(args: argparse.Namespace, http_port: int, grpc_port: int,
-            boards: list[str], pid: int) -> dict[str, Any]:
+            boards: list[str], pid: int, url: str) -> dict[str, Any]:
     """Rounds of baseline then move calls on each transport; the ratio is taken round by
     round (each move run against the baseline run just before it) and its median kept."""
     jobs = {"grpc": ("grpc-health", "grpc-move"), "rest": ("rest-health", "rest-move")}
@@ -142,7 +167,8 @@ def measure(args: argparse.Namespace, http_port: int, grpc_port: int,
                 raw[transport]["move"].append(
                     drive(pool, move, args, http_port, grpc_port, boards, pid))
         batch = drive(pool, "grpc-batch", args, http_port, grpc_port, boards, pid)
-    result: dict[str, Any] = {}
+        shadow = measure_shadow(pool, args, http_port, grpc_port, boards, pid, url)
+    result: dict[str, Any] = {"shadow": shadow, "review": measure_review(http_port)}
     for transport in jobs:
         summary: dict[str, Any] = {kind: combine(runs) for kind, runs in raw[transport].items()}
         ratios = [m["rate"] / b["rate"] for b, m in zip(raw[transport]["baseline"],
@@ -156,6 +182,108 @@ def measure(args: argparse.Namespace, http_port: int, grpc_port: int,
     result["batch"] = combine([batch])
     result["batch"]["positions_per_second"] = result["batch"]["rate"] * BATCH_SIZE
     return result
+
+
+def set_shadow_share(url: str, http_port: int, share: int) -> None:
+    """Set the shadow alias's share and wait until the server follows it (every worker
+    process: several answers in a row)."""
+    import httpx
+
+    from gameai.store import ModelStore
+
+    with ModelStore.from_url(url) as store:
+        store.set_shadow(game="tictactoe", version=None, share=share, by="bench")
+    seen, deadline = 0, time.monotonic() + 30
+    while seen < 10:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not follow the shadow share {share}")
+        games = httpx.get(f"http://127.0.0.1:{http_port}/v1/games").json()["games"]
+        ok = next(g for g in games if g["name"] == "tictactoe")["shadow_share"] == share
+        seen = seen + 1 if ok else 0
+        time.sleep(0.05)
+
+
+def shadow_counts(http_port: int) -> dict[str, float]:
+    """The server's shadow counters (every worker's, merged), from ``/metrics``."""
+    import httpx
+
+    text = httpx.get(f"http://127.0.0.1:{http_port}/metrics").text
+    out = {"compared": 0.0, "dropped": 0.0}
+    for line in text.splitlines():
+        for name in out:
+            if line.startswith(f"gameai_shadow_{name}_total{{"):
+                out[name] += float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def measure_shadow(pool: Any, args: argparse.Namespace, http_port: int, grpc_port: int,
+                   boards: list[str], pid: int, url: str) -> dict[str, Any]:
+    """Best-move throughput with the shadow's share at 0 and at 100%, round by round on
+    each transport (each on-run against the off-run just before it), and the shadow's
+    compared and dropped queries during the on-runs."""
+    out: dict[str, Any] = {}
+    for transport in ("grpc", "rest"):
+        off: list[dict[str, Any]] = []
+        on: list[dict[str, Any]] = []
+        counted = {"compared": 0.0, "dropped": 0.0}
+        for _ in range(args.rounds):
+            set_shadow_share(url, http_port, 0)
+            off.append(drive(pool, f"{transport}-move", args, http_port, grpc_port, boards,
+                             pid))
+            set_shadow_share(url, http_port, 100)
+            before = shadow_counts(http_port)
+            on.append(drive(pool, f"{transport}-move", args, http_port, grpc_port, boards,
+                            pid))
+            time.sleep(1.5)  # the queue drains
+            after = shadow_counts(http_port)
+            for name in counted:
+                counted[name] += after[name] - before[name]
+        set_shadow_share(url, http_port, 0)
+        ratios = [b["rate"] / a["rate"] for a, b in zip(off, on, strict=True)]
+        answered = sum(len(r["latencies"]) for r in on)
+        summary = {"off": combine(off), "on": combine(on)}
+        # the server's CPU per answer, the shadow worker's included (same process): what a
+        # saturated server's throughput is made of, far steadier than wall rates under load
+        cpu_ratio = summary["off"]["cpu_us"] / summary["on"]["cpu_us"]
+        out[transport] = {**summary, "ratio": statistics.median(ratios), "ratios": ratios,
+                          "cpu_ratio": cpu_ratio, "answered_on": answered, **counted}
+    return out
+
+
+def review_model(games: int) -> Any:
+    """The Connect Four n-tuple network the reviews are timed with: the default shape,
+    trained for ``games`` self-play games (seed 1)."""
+    from gameai.games import get_game
+    from gameai.trainer.training import make_learner, train
+
+    learner = make_learner(get_game("connect-four"), "ntuple", seed=1)
+    return train(learner, games=games, eval_share=0.0, record_time=False).model
+
+
+def measure_review(http_port: int) -> dict[str, Any]:
+    """Milliseconds per review of :data:`DRAWN_GAMES` over REST, each game reviewed once
+    (its positions unseen): half by the model alone, half with the default solver
+    budget."""
+    import httpx
+
+    half = len(DRAWN_GAMES) // 2
+    out: dict[str, Any] = {}
+    with httpx.Client(base_url=f"http://127.0.0.1:{http_port}", timeout=60) as http:
+        for label, games, extra in (("model_only", DRAWN_GAMES[:half], {"solve_ms": 0}),
+                                    ("default_solver", DRAWN_GAMES[half:], {})):
+            times, proved = [], []
+            for moves in games:
+                started = time.perf_counter()
+                r = http.post("/v1/games/connect-four/review", json={"moves": moves, **extra})
+                times.append((time.perf_counter() - started) * 1e3)
+                body = r.json()
+                if r.status_code != 200 or len(body["plies"]) != 42:
+                    raise RuntimeError(f"review failed: {r.status_code} {r.text[:200]}")
+                proved.append(body["proved"])
+            out[label] = {"ms": times, "max_ms": max(times),
+                          "median_ms": statistics.median(times), "proved": proved,
+                          "depth": body.get("depth")}
+    return out
 
 
 def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -345,3 +473,16 @@ def print_run(workers: int, run: dict[str, Any]) -> None:
     print(f"gRPC EvaluateBatch ({BATCH_SIZE} boards): {b['positions_per_second']:,.0f} "
           f"positions/s; p50 {b['p50_ms']:.1f} ms, p99 {b['p99_ms']:.1f} ms; "
           f"errors {b['errors']}")
+    for transport, label in (("grpc", "gRPC BestMove"), ("rest", "REST best-move")):
+        s = run["shadow"][transport]
+        rounds = ", ".join(f"{x:.2f}" for x in s["ratios"])
+        print(f"{label} shadowed at 100%: {s['on']['rate']:,.0f} vs {s['off']['rate']:,.0f} "
+              f"req/s unshadowed, ratio {s['ratio']:.2f} (rounds {rounds}); p99 "
+              f"{s['on']['p99_ms']:.2f} vs {s['off']['p99_ms']:.2f} ms; server CPU per "
+              f"answer {s['on']['cpu_us']:.0f} vs {s['off']['cpu_us']:.0f} us (ratio "
+              f"{s['cpu_ratio']:.2f}); of {s['answered_on']:,} answers "
+              f"{s['compared']:,.0f} compared, {s['dropped']:,.0f} dropped")
+    for label, r in run["review"].items():
+        print(f"42-ply Connect Four review ({label.replace('_', ' ')}, depth {r['depth']}): "
+              f"median {r['median_ms']:.0f} ms, max {r['max_ms']:.0f} ms over "
+              f"{len(r['ms'])} games (plies proved: {r['proved']})")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gameai.cli.common import STORE_DOWN, USAGE, CommandError, memory_option, write_atomically
 
 if TYPE_CHECKING:
-    from gameai.store import ModelStore
+    from gameai.store import ModelStore, Rollout
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,6 +68,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a = action("canary", "send a share of traffic to a canary version", audited=True)
     a.add_argument("--version", help="the canary version (default: keep the current one)")
     a.add_argument("--weight", type=int, required=True, help="percent of traffic, 0-100")
+    a = action("shadow", "mirror a share of production's live best-move queries to a "
+               "candidate version off the request path, and record how often it agrees with "
+               "production and plays optimally (it never answers a client)", audited=True)
+    a.add_argument("--version", help="the shadow version (default: keep the current one)")
+    a.add_argument("--share", type=int, required=True, help="percent of production's "
+                   "best-move queries mirrored, 0-100 (0 stops shadowing)")
     action("history", "every alias change, oldest first").add_argument(
         "--alias", help="only this alias")
     a = action("export", "write one version's exact bytes to a file")
@@ -132,14 +138,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _list(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     versions, rollout = store.versions(game=game), store.rollout(game=game)
+    shadow = _shadow_report(store, game, rollout)
     if args.json:
         _print_json({"game": game, "versions": [r.to_json() for r in versions],
                      "aliases": rollout.aliases, "canary_weight": rollout.canary_weight,
-                     "pin": rollout.pin.to_json() if rollout.pin else None})
+                     "pin": rollout.pin.to_json() if rollout.pin else None,
+                     "shadow": None if shadow is None else
+                     {k: v for k, v in shadow.items() if k != "text"}})
         return
     print(f"{game} in {store.url}: {len(versions)} version(s)")
     aliases = ", ".join(f"{a} -> {v}" for a, v in sorted(rollout.aliases.items())) or "none"
     print(f"aliases: {aliases}; canary weight {rollout.canary_weight}%")
+    if shadow is not None:
+        print(f"shadow at {shadow['share']}% of production's best-move queries: "
+              f"{shadow['text']}")
     print(f"production {rollout.pin.describe()}; auto-promotion holds off until "
           f"'gameai models release --game {game}'" if rollout.pin
           else "production not pinned: the trainer may promote a better version")
@@ -215,6 +227,34 @@ def _canary(store: ModelStore, game: str, args: argparse.Namespace) -> None:
                      "canary_weight": rollout.canary_weight})
     else:
         print(f"{game} canary: version {rollout.canary}, {rollout.canary_weight}% of traffic")
+
+
+def _shadow(store: ModelStore, game: str, args: argparse.Namespace) -> None:
+    version = None if args.version is None else store.require(game=game, ref=args.version).version
+    store.set_shadow(game=game, version=version, share=args.share, by=_by(args))
+    rollout = store.rollout(game=game)
+    if args.json:
+        _print_json({"game": game, "shadow": rollout.shadow,
+                     "shadow_share": rollout.shadow_share})
+    else:
+        print(f"{game} shadow: version {rollout.shadow}, {rollout.shadow_share}% of "
+              "production's best-move queries mirrored (never answered with); 'gameai models "
+              f"list --game {game}' shows what it finds")
+
+
+def _shadow_report(store: ModelStore, game: str, rollout: Rollout) -> dict[str, Any] | None:
+    """The shadow alias, its share, and what shadowing found against the production
+    served now (or the most compared production)."""
+    version = rollout.shadow
+    if version is None:
+        return None
+    reports = store.shadow_reports(game=game, version=version)
+    current = next((r for r in reports if r.production == rollout.production),
+                   reports[0] if reports else None)
+    return {"version": version, "share": rollout.shadow_share,
+            "report": current.to_json() if current else None,
+            "text": current.describe() if current else f"version {version}: nothing "
+            "compared yet"}
 
 
 def _history(store: ModelStore, game: str, args: argparse.Namespace) -> None:
@@ -323,7 +363,7 @@ def _publish_exact(store: ModelStore, game: str, args: argparse.Namespace) -> No
 
 ACTIONS = {"list": _list, "show": _show, "promote": _promote, "rollback": _rollback,
            "publish-exact": _publish_exact, "pin": _pin, "release": _release,
-           "canary": _canary, "history": _history,
+           "canary": _canary, "shadow": _shadow, "history": _history,
            "export": _export, "import": _import, "gc": _gc}
 
 

@@ -38,6 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--grace-seconds", metavar="S", help="longest shutdown at SIGTERM (10)")
     p.add_argument("--drain-seconds", metavar="S", help="at SIGTERM, keep serving this long "
                    "after turning NOT_SERVING, so load balancers move away (1)")
+    p.add_argument("--max-solve-ms", metavar="MS", help="the longest solver budget a review "
+                   "or a streamed analysis may ask (30000)")
+    p.add_argument("--shadow-queue", metavar="N", help="best-move queries that may wait for "
+                   "the shadow worker; more are dropped and counted (1000)")
+    p.add_argument("--shadow-solve-ms", metavar="MS", help="the solver's budget per shadowed "
+                   "query, for the optimal-move rates (20; 0: none)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 
@@ -58,6 +64,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--workers", default="1,2", help="server process counts to compare")
     p.add_argument("--client-processes", type=int, default=2,
                    help="load-generating processes (default 2)")
+    p.add_argument("--review-games", type=int, default=5000, help="self-play games that "
+                   "train the Connect Four network the reviews are timed with (5000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench)
 

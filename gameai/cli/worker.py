@@ -52,6 +52,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--judge-time", type=float, metavar="S",
                    help="n-tuple gates there: seconds of solver search per opponent move; "
                    "a move not proved in time is the best proved bound (default 2)")
+    p.add_argument("--shadow-gate", type=int, metavar="N", help="with --promote auto: shadow "
+                   "a candidate that passes the gates and promote it only once the servers "
+                   "compared it on N live queries the solver proved and it was optimal as "
+                   "often as production there (default 0: no shadow test)")
+    p.add_argument("--shadow-share", type=int, metavar="PERCENT", help="with --shadow-gate: "
+                   "the share of production's best-move queries shadowed (default 100)")
     p.add_argument("--max-games", type=positive, metavar="N", help="stop after N games")
     cluster_options(p)
     memory_option(p)

@@ -267,6 +267,19 @@ class Game(abc.ABC):
         raise InvalidBoard(f"moves: {self.name} takes a board, not a list of moves",
                            field="moves")
 
+    def parse_game(self, text: object) -> list[int]:
+        """The action of each move of ``text`` (the game's move notation, read as
+        :meth:`parse_moves` reads it), in order from :meth:`initial`: a game replayed ply by
+        ply (a review). Unlike :meth:`parse_moves`, a last move that ends the game by the
+        draw rule is no error: the game simply ends there.
+
+        Raises:
+            InvalidBoard, IllegalMove: as :meth:`parse_moves` (a game without a notation,
+                or one that does not list its moves one by one, says so: give actions).
+        """
+        raise InvalidBoard(f"moves: {self.name} takes a board, not a list of moves "
+                           "(give the moves as actions)", field="moves")
+
     def rules(self) -> dict[str, Any]:
         """What a client needs to play the game beyond the board's size (the web board
         reads it from ``GET /v1/games``); empty for games where a move fills a cell."""

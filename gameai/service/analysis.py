@@ -79,6 +79,41 @@ class _Solutions:
         return found
 
 
+    def proved(self, game: Game, state: State, time_limit: float) -> Solution | None:
+        """The solution of ``state`` if it is kept or the solver proves it within
+        ``time_limit`` seconds, else ``None``. Only proofs are kept: a shorter budget that
+        fails says nothing of what a longer one finds (and a position that failed within
+        :data:`SOLVE_SECONDS` is not tried again in less)."""
+        key = (game.name, f"{state} {state.to_move}")
+        found = self._kept.get(key)
+        if found is not None:
+            return None if isinstance(found, str) else found
+        try:
+            with self._solving:
+                solution = game.solve(state, time_limit=time_limit)
+        except TooLarge:
+            return None
+        self.keep(game, state, solution)
+        return solution
+
+    def kept(self, game: Game, state: State) -> Solution | None:
+        """The solution of ``state`` if one is kept (never solves)."""
+        found = self._kept.get((game.name, f"{state} {state.to_move}"))
+        return None if found is None or isinstance(found, str) else found
+
+    def kept_text(self, game: Game, text: str) -> Solution | None:
+        """:meth:`kept` of a position given as its text and side (``"XO-|... X"``)."""
+        found = self._kept.get((game.name, text))
+        return None if found is None or isinstance(found, str) else found
+
+    def keep(self, game: Game, state: State, solution: Solution) -> None:
+        """Keep a solution found elsewhere (a streamed analysis' proof)."""
+        with self._lock:
+            if len(self._kept) >= SOLUTIONS_KEPT:
+                self._kept.clear()
+            self._kept[(game.name, f"{state} {state.to_move}")] = solution
+
+
 SOLUTIONS = _Solutions()
 
 

@@ -33,6 +33,7 @@ from gameai.service.registry import Registry
 from gameai.service.rest import create_app
 from gameai.service.runtime import Runtime
 from gameai.service.settings import Settings
+from gameai.service.shadow import Shadow
 from gameai.service.workers import run_workers
 from gameai.store import ModelStore
 from gameai.store.connect import embedded_redis
@@ -67,7 +68,10 @@ class MoveServer:
         self.metrics = metrics or Metrics()
         self.registry = Registry(store, settings.games, self.metrics,
                                  poll_seconds=settings.poll_seconds)
-        self.runtime = Runtime(settings, self.registry, self.metrics)
+        self.shadow = Shadow(self.registry, self.metrics, queue_size=settings.shadow_queue,
+                             solve_ms=settings.shadow_solve_ms)
+        self.registry.mirror = self.shadow.offer
+        self.runtime = Runtime(settings, self.registry, self.metrics, shadow=self.shadow)
         self.ports = Ports(settings.http_port, settings.grpc_port)
         self._health_task: asyncio.Task[None] | None = None
         self._http_task: asyncio.Task[None] | None = None
@@ -76,6 +80,7 @@ class MoveServer:
     async def start(self, *, wait_seconds: float = 5.0) -> Ports:
         s = self.settings
         await asyncio.to_thread(self.registry.start, wait_seconds=wait_seconds)
+        self.shadow.start()
         self.grpc, grpc_port, self.health = build_server(self.runtime, host=s.host,
                                                          port=s.grpc_port)
         sock = _listen(s.host, s.http_port, reuse_port=s.workers > 1)
@@ -141,6 +146,10 @@ class MoveServer:
             await asyncio.wait_for(asyncio.to_thread(self.registry.stop), EXIT_RESERVE)
         except TimeoutError:
             log.warning("the store follower did not stop in time; exiting anyway")
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.shadow.stop, 0.2), EXIT_RESERVE)
+        except TimeoutError:
+            log.warning("the shadow worker did not stop in time; exiting anyway")
         self._stopped.set()
 
 

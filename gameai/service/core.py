@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Game
-from gameai.models import Evaluation, MoveValue
+from gameai.models import Evaluation, MoveValue, NtupleModel
 from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
     DEFAULT_LEVEL,
@@ -42,6 +42,7 @@ from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
 from gameai.store import (
     AliasChange,
     Pin,
+    ShadowReport,
     StoreUnavailable,
     UnknownVersion,
     VersionRecord,
@@ -50,6 +51,7 @@ from gameai.store import (
 
 MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
+SEARCHED_BATCH_SHARE = 10  # a batch with a depth takes a tenth of the boards of one without
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
@@ -105,6 +107,7 @@ class BatchAnswer:
     values: npt.NDArray[np.float64]
     best: npt.NDArray[np.intp]
     move_values: npt.NDArray[np.float64] | None
+    depth: int | None = None  # the search's depth, when the request gave one
 
     @property
     def best_from(self) -> npt.NDArray[np.int64]:
@@ -129,6 +132,7 @@ class GameSummary:
     loaded_versions: list[int]
     ready: bool
     pin: Pin | None = None
+    shadow_share: int = 0
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,18 @@ class ModelListing:
     aliases: dict[str, int]
     canary_weight: int
     pin: Pin | None = None  # an operator's pin on production
+    shadow_share: int = 0  # percent of production's best-move queries mirrored to shadow
+    shadow: ShadowReport | None = None  # what shadowing found against production
+
+    def shadow_json(self) -> dict[str, Any] | None:
+        """The shadow test as the listing shows it (``None``: no shadow alias)."""
+        version = self.aliases.get("shadow")
+        if version is None:
+            return None
+        report = self.shadow or ShadowReport(self.game, version,
+                                             self.aliases.get("production") or 0)
+        return {"version": version, "share": self.shadow_share, **report.to_json(),
+                "summary": report.describe()}
 
 
 # -- moves -------------------------------------------------------------------------------
@@ -179,6 +195,10 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
     name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
+    if registry.mirror is not None and model.strip() in ("", "production"):
+        # the production track's query: a shadow test sees the position, off this path
+        text, side = answer.text.rsplit(" ", 1)
+        registry.mirror(name, loaded, text, side, searched)
     return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)
 
 
@@ -300,24 +320,40 @@ def _seed(value: object) -> int | None:
 
 def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
                    client_id: str = "", max_batch: int = 10_000,
-                   include_move_values: bool = False, to_move: str = "") -> BatchAnswer:
+                   include_move_values: bool = False, to_move: str = "",
+                   depth: object = None, max_depth: int = MAX_DEPTH) -> BatchAnswer:
     """Many boards of one game (``to_move`` for every one of them, where the game needs
-    it), answered by one version, values computed vectorised.
+    it), answered by one version, values computed vectorised. Without ``depth`` a model
+    that searches answers by its network's own values (no search: a batch is many
+    positions fast); with it, by its search that deep (at most ``max_depth``), for at most
+    ``max_batch // SEARCHED_BATCH_SHARE`` boards.
 
     Raises:
-        RequestTooLarge: more than ``max_batch`` boards.
+        RequestTooLarge: more than ``max_batch`` boards (or the searched batch's share).
+        InvalidRequest: a ``depth`` out of range, or one given to a model that does not
+            search (``field`` depth).
     """
     if len(boards) > max_batch:
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
+    searched = None if depth is None else _depth(loaded, depth, max_depth)
+    searching = loaded.model
+    if searched is not None:
+        most = max(1, max_batch // SEARCHED_BATCH_SHARE)
+        if len(boards) > most:
+            raise RequestTooLarge(f"{len(boards)} boards searched {searched} deep in one "
+                                  f"request; at most {most} are accepted with a depth (a "
+                                  f"tenth of the {max_batch} without one)", field="boards")
+        assert isinstance(searching, NtupleModel)  # _depth refuses models that do not search
+        searching = searching.with_search(searched)
     require_text(boards)
     batch = loaded.model.game.parse_batch(boards, to_move=_text(to_move, "to_move"))
     values: npt.NDArray[np.float64] = np.round(
-        loaded.model.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
+        searching.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
     best, value = best_moves(values)
     return BatchAnswer(loaded.model.game, loaded.version, batch.to_move, value, best,
-                       values if include_move_values else None)
+                       values if include_move_values else None, searched)
 
 
 def _pick(registry: Registry, game: str, model: str, client_id: str) -> ModelSession:
@@ -345,7 +381,7 @@ def list_games(registry: Registry) -> list[GameSummary]:
 
 def _summary(state: Served) -> GameSummary:
     return GameSummary(state.game, dict(state.aliases), state.canary_weight,
-                       sorted(state.models), state.ready, state.pin)
+                       sorted(state.models), state.ready, state.pin, state.shadow_share)
 
 
 def list_models(registry: Registry, *, game: str) -> ModelListing:
@@ -353,18 +389,24 @@ def list_models(registry: Registry, *, game: str) -> ModelListing:
     is down (and :class:`Unavailable` if that is none)."""
     state = registry.served(_text(game, "game", required=True))
     name = state.game.name
+    shadow = None
     try:
         _require_store(registry)
         records = registry.store.versions(game=name)
         rollout = registry.store.rollout(game=name)
         aliases, weight, pin = dict(rollout.aliases), rollout.canary_weight, rollout.pin
+        share = rollout.shadow_share
+        if rollout.shadow is not None:
+            reports = registry.store.shadow_reports(game=name, version=rollout.shadow)
+            shadow = next((r for r in reports if r.production == rollout.production), None)
     except StoreUnavailable:
         if not state.models:
             raise
         records = [m.record for m in state.models.values()]
         aliases, weight, pin = dict(state.aliases), state.canary_weight, state.pin
+        share = state.shadow_share
     versions = [_model_summary(state, r.version, r, aliases) for r in records]
-    return ModelListing(name, versions, aliases, weight, pin)
+    return ModelListing(name, versions, aliases, weight, pin, share, shadow)
 
 
 def get_model(registry: Registry, *, game: str, version: str) -> ModelSummary:

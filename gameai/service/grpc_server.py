@@ -10,7 +10,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -24,9 +24,23 @@ from gameai.games import GameError
 from gameai.models.levels import DEFAULT_LEVEL
 from gameai.service import core
 from gameai.service.calibration import level_entries, measured_how
-from gameai.service.errors import ServiceError, classify
+from gameai.service.errors import ServiceError, Status, classify
 from gameai.service.gen.gameai.v1 import models_pb2, models_pb2_grpc, move_pb2, move_pb2_grpc
+from gameai.service.grpc_render import (
+    LEVELS,
+    LINE_ENDS,
+    OUTCOMES,
+    PRIORITIES,
+    SIDES,
+    move_pb,
+    move_value_pb,
+    review_pb,
+    text_or_enum,
+    update_pb,
+)
+from gameai.service.review import review
 from gameai.service.runtime import Runtime
+from gameai.service.stream import Analysis, open_analysis, run_stream
 from gameai.store import StoreError
 
 T = TypeVar("T")
@@ -49,15 +63,18 @@ class _Edge:
 
     async def call(self, method: str, game: str, context: grpc.aio.ServicerContext,
                    work: Callable[[], tuple[T, int | None]], *, blocking: bool = False,
-                   batch: bool = False) -> T:
-        """Run ``work`` (in a thread when it talks to the store; in the batch lane, see
-        :mod:`gameai.service.runtime`, for batches), count it, map errors."""
+                   batch: bool = False, interactive: bool = False) -> T:
+        """Run ``work`` (in a thread when it talks to the store; in the background lane,
+        see :mod:`gameai.service.lanes`, for batches; in the interactive lane for long
+        interactive work), count it, map errors."""
         started = time.perf_counter()
         self.inflight.inc()
         code, version = "OK", None
         try:
             if batch:
                 result, version = await self.runtime.run_batch(work)
+            elif interactive:
+                result, version = await self.runtime.run_interactive(work)
             else:
                 result, version = await asyncio.to_thread(work) if blocking else work()
             return result
@@ -67,9 +84,48 @@ class _Edge:
                 code = "INTERNAL"
                 raise
             code = status.code_name
-            context.set_trailing_metadata(status.metadata())
-            await context.abort(status.grpc, status.message)
+            await self.abort(context, status)
             raise  # abort raises; this line only satisfies the type checker
+        except BaseException as e:
+            if code == "OK" and not isinstance(e, grpc.aio.AbortError):
+                code = "INTERNAL"
+            raise
+        finally:
+            self.inflight.dec()
+            self.metrics.observe("grpc", method, game if game in self.games else "", version,
+                                 code, time.perf_counter() - started)
+
+    async def abort(self, context: grpc.aio.ServicerContext, status: Status) -> None:
+        """End the call with ``status`` (raises ``AbortError``)."""
+        context.set_trailing_metadata(status.metadata())
+        await context.abort(status.grpc, status.message)
+
+    async def stream(self, method: str, game: str, context: grpc.aio.ServicerContext,
+                     open_job: Callable[[], Analysis]) -> AsyncIterator[Any]:
+        """A streamed analysis: the request checked first (errors as statuses), then one
+        message per update; a cancelled call stops the work (see
+        :func:`gameai.service.stream.run_stream`)."""
+        started = time.perf_counter()
+        self.inflight.inc()
+        code, version = "OK", None
+        try:
+            try:
+                job = open_job()
+                version = job.session.version
+                self.runtime.lanes.check(job.lane, field="priority")
+                async for update in run_stream(job, self.runtime.lanes, self.metrics,
+                                               lambda: self.runtime.draining):
+                    yield update_pb(update)
+            except _HANDLED as e:
+                status = classify(e)
+                if status is None:
+                    code = "INTERNAL"
+                    raise
+                code = status.code_name
+                await self.abort(context, status)
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
         except BaseException as e:
             if code == "OK" and not isinstance(e, grpc.aio.AbortError):
                 code = "INTERNAL"
@@ -86,14 +142,13 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 
     async def BestMove(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.best_move(self.edge.registry, **_position(request), level=request.level,
+            a = core.best_move(self.edge.registry, **_position(request),
+                               level=text_or_enum(request, "level", LEVELS),
                                seed=request.seed if request.HasField("seed") else None,
                                **self._depth(request))
-            m = a.move
             return move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
-                move=move_pb2.Move(row=m.row, col=m.col, index=m.index, **_origin(m))
-            ), a.version
+                move=move_pb(a.move), level_enum=LEVELS[a.level]), a.version
         return await self.edge.call("BestMove", request.game, context, work)
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
@@ -103,7 +158,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             moves = [_move_value(m) for m in e.moves]
             return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
                                              to_move=e.to_move, value=e.value, moves=moves,
-                                             board=a.board or ""), a.version
+                                             board=a.board or "",
+                                             to_move_enum=SIDES[e.to_move]), a.version
         return await self.edge.call("Evaluate", request.game, context, work)
 
     def _depth(self, request: Any) -> dict[str, Any]:
@@ -123,13 +179,44 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 game=a.game, model_version=a.version, to_move=h.evaluation.to_move,
                 value=h.evaluation.value, moves=moves, board=a.board or "",
                 outcome=h.outcome or "", unsolved=h.unsolved,
-                line=[_move_value(step.move) for step in h.line], line_end=h.line_end)
+                line=[_move_value(step.move) for step in h.line], line_end=h.line_end,
+                to_move_enum=SIDES[h.evaluation.to_move], line_end_enum=LINE_ENDS[h.line_end])
             if h.distance is not None:
                 response.distance = h.distance
+            if h.outcome:
+                response.outcome_enum = OUTCOMES[h.outcome]
             if a.depth is not None:
                 response.depth = a.depth
             return response, a.version
-        return await self.edge.call("Analyze", request.game, context, work, blocking=True)
+        return await self.edge.call("Analyze", request.game, context, work, interactive=True)
+
+    async def Review(self, request: Any, context: Any) -> Any:
+        settings = self.edge.runtime.settings
+
+        def work() -> tuple[Any, int]:
+            a = review(self.edge.registry, game=request.game,
+                       moves=request.moves if request.HasField("moves") else None,
+                       actions=list(request.actions) if request.actions else None,
+                       model=request.model, client_id=request.client_id,
+                       depth=request.depth if request.HasField("depth") else None,
+                       solve_ms=request.solve_ms if request.HasField("solve_ms") else None,
+                       max_depth=settings.max_depth, max_solve_ms=settings.max_solve_ms)
+            return review_pb(a), a.version
+        return await self.edge.call("Review", request.game, context, work, interactive=True)
+
+    async def AnalyzeStream(self, request: Any, context: Any) -> AsyncIterator[Any]:
+        settings = self.edge.runtime.settings
+
+        def open_job() -> Analysis:
+            return open_analysis(
+                self.edge.registry, **_position(request),
+                depth=request.depth if request.HasField("depth") else None,
+                time_ms=request.time_ms if request.HasField("time_ms") else None,
+                priority=PRIORITIES.get(request.priority, request.priority),
+                max_depth=settings.max_depth, max_time_ms=settings.max_solve_ms)
+        async for message in self.edge.stream("AnalyzeStream", request.game, context,
+                                               open_job):
+            yield message
 
     async def ListLevels(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, None]:
@@ -137,7 +224,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             levels = [move_pb2.Level(
                 name=e["name"], blunder=e["blunder"], temperature=e["temperature"],
                 takes_wins=e["takes_wins"], description=e["description"],
-                summary=e.get("summary", ""),
+                summary=e.get("summary", ""), name_enum=LEVELS[e["name"]],
                 calibration_json=json.dumps(e["calibration"]) if "calibration" in e else "")
                 for e in level_entries(a.levels, a.calibration, a.calibration_applies)]
             how = measured_how(a.calibration)
@@ -146,7 +233,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 calibration_json=json.dumps(how) if how else "",
                 calibration_applies=a.calibration_applies,
                 served_version=a.served_version or 0,
-                served_strength=a.served_strength or ""), None
+                served_strength=a.served_strength or "",
+                default_level_enum=LEVELS[DEFAULT_LEVEL]), None
         return await self.edge.call("ListLevels", request.game, context, work)
 
     async def EvaluateBatch(self, request: Any, context: Any) -> Any:
@@ -157,13 +245,18 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                     boards=request.boards, model=request.model,
                                     client_id=request.client_id, max_batch=settings.max_batch,
                                     include_move_values=request.include_move_values,
-                                    to_move=request.to_move)
+                                    to_move=text_or_enum(request, "to_move", SIDES),
+                                    depth=request.depth if request.HasField("depth") else None,
+                                    max_depth=settings.max_depth)
             cols = a.game.cols
             best = a.best_to if a.moves_pieces else a.best
             response = move_pb2.EvaluateBatchResponse(
                 game=a.game.name, model_version=a.version, to_move=a.to_move,
                 value=a.values.tolist(), move_row=(best // cols).tolist(),
-                move_col=(best % cols).tolist(), move_index=best.tolist(), cells=a.game.cells)
+                move_col=(best % cols).tolist(), move_index=best.tolist(), cells=a.game.cells,
+                to_move_enum=[SIDES[side] for side in a.to_move])
+            if a.depth is not None:
+                response.depth = a.depth
             if a.moves_pieces:
                 response.move_from_index.extend(a.best_from.tolist())
                 response.actions = a.game.num_actions
@@ -176,23 +269,11 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
 def _position(request: Any) -> dict[str, Any]:
     """The core's keyword arguments for a one-position request's common fields."""
     return {"game": request.game, "board": request.board, "model": request.model,
-            "client_id": request.client_id, "to_move": request.to_move,
+            "client_id": request.client_id, "to_move": text_or_enum(request, "to_move", SIDES),
             "moves": request.moves if request.HasField("moves") else None}
 
 
-def _move_value(m: Any, **exact: Any) -> Any:
-    """A ``MoveValue`` message (``exact``: an analysis' outcome and distance)."""
-    fields: dict[str, Any] = {**_origin(m), **exact}
-    return move_pb2.MoveValue(row=m.row, col=m.col, index=m.index, value=m.value,
-                              unknown=m.unknown, **fields)
-
-
-def _origin(move: Any) -> dict[str, int]:
-    """The origin fields of a move that moves a piece (none for a placement)."""
-    if move.from_index is None:
-        return {}
-    return {"from_index": move.from_index, "from_row": move.from_row,
-            "from_col": move.from_col}
+_move_value = move_value_pb
 
 
 class ModelServicer(models_pb2_grpc.ModelServiceServicer):
@@ -204,7 +285,8 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
             games = [models_pb2.GameInfo(
                 name=s.game.name, rows=s.game.rows, cols=s.game.cols, k=s.game.k,
                 gravity=s.game.gravity, aliases=s.aliases, canary_weight=s.canary_weight,
-                loaded_versions=s.loaded_versions, ready=s.ready)
+                loaded_versions=s.loaded_versions, ready=s.ready,
+                shadow_share=s.shadow_share)
                 for s in core.list_games(self.edge.registry)]
             return models_pb2.ListGamesResponse(games=games), None
         return await self.edge.call("ListGames", "", context, work)
@@ -212,9 +294,14 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
     async def ListModels(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, None]:
             listing = core.list_models(self.edge.registry, game=request.game)
-            return models_pb2.ListModelsResponse(
+            response = models_pb2.ListModelsResponse(
                 game=listing.game, aliases=listing.aliases, canary_weight=listing.canary_weight,
-                versions=[_version_pb(v) for v in listing.versions]), None
+                versions=[_version_pb(v) for v in listing.versions])
+            shadow = listing.shadow_json()
+            if shadow is not None:
+                response.shadow.CopyFrom(models_pb2.ShadowTest(
+                    **{k: v for k, v in shadow.items() if k in _SHADOW_FIELDS and v is not None}))
+            return response, None
         return await self.edge.call("ListModels", request.game, context, work, blocking=True)
 
     async def GetModel(self, request: Any, context: Any) -> Any:
@@ -223,6 +310,9 @@ class ModelServicer(models_pb2_grpc.ModelServiceServicer):
                                      version=request.version)
             return _version_pb(summary), summary.version
         return await self.edge.call("GetModel", request.game, context, work, blocking=True)
+
+
+_SHADOW_FIELDS = {f.name for f in models_pb2.ShadowTest.DESCRIPTOR.fields}
 
 
 def _version_pb(summary: core.ModelSummary) -> Any:
@@ -304,9 +394,15 @@ def _add_service(server: grpc.aio.Server, service: ServiceDescriptor, servicer: 
     handlers = {}
     for method in service.methods:
         response = message_factory.GetMessageClass(method.output_type)
+        request = message_factory.GetMessageClass(method.input_type)
+        behavior = getattr(servicer, method.name)
+        if method.server_streaming:
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
+                _decoded_stream(behavior, method.name, request, edge),
+                response_serializer=response.SerializeToString)
+            continue
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _decoded(getattr(servicer, method.name), method.name,
-                     message_factory.GetMessageClass(method.input_type), edge),
+            _decoded(behavior, method.name, request, edge),
             response_serializer=response.SerializeToString)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(service.full_name, handlers),))
@@ -324,6 +420,23 @@ def _decoded(behavior: Callable[[Any, Any], Any], method: str, request_type: Any
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 f"body: not a valid {request_type.DESCRIPTOR.full_name}: {e}")
         return await behavior(request, context)
+    return handle
+
+
+def _decoded_stream(behavior: Callable[[Any, Any], AsyncIterator[Any]], method: str,
+                    request_type: Any, edge: _Edge
+                    ) -> Callable[[bytes, grpc.aio.ServicerContext], AsyncIterator[Any]]:
+    """:func:`_decoded` for a server-streaming method."""
+    async def handle(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        try:
+            request = request_type.FromString(raw)
+        except DecodeError as e:
+            edge.metrics.observe("grpc", method, "", None, "INVALID_ARGUMENT", 0.0)
+            context.set_trailing_metadata((("gameai-field", "body"),))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"body: not a valid {request_type.DESCRIPTOR.full_name}: {e}")
+        async for message in behavior(request, context):
+            yield message
     return handle
 
 

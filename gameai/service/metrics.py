@@ -70,6 +70,44 @@ class Metrics:
             "casual, strong, best).", ["game", "level"], registry=r)
         self.ready = Gauge("gameai_ready", "1 when /readyz would answer 200.", registry=r,
                            multiprocess_mode="livemin")
+        # the two priority classes of long work (gameai.service.lanes)
+        self.lane_waiting = Gauge("gameai_lane_waiting", "Requests waiting for a work slot, "
+                                  "by priority class (interactive, background).", ["lane"],
+                                  registry=r, multiprocess_mode="livesum")
+        self.lane_running = Gauge("gameai_lane_running", "Work slots held, by priority class.",
+                                  ["lane"], registry=r, multiprocess_mode="livesum")
+        self.lane_wait = Histogram("gameai_lane_wait_seconds", "Time a request waited for a "
+                                   "work slot, by priority class.", ["lane"], buckets=BUCKETS,
+                                   registry=r)
+        self.lane_refused = Counter("gameai_lane_refused", "Requests refused (429) because too "
+                                    "many of their class already waited.", ["lane"], registry=r)
+        self.streams = Counter("gameai_streams", "Streamed analyses ended, by priority class "
+                               "and how (done, cancelled, error).", ["lane", "end"], registry=r)
+        self.stream_steps = Counter("gameai_stream_steps", "Steps of streamed analyses run "
+                                    "(a depth of the model's search, a slice of the "
+                                    "solver's), by phase.", ["phase"], registry=r)
+        # shadow tests of a candidate (gameai.service.shadow)
+        self.shadow_compared = Counter(
+            "gameai_shadow_compared", "Live best-move queries the shadow version answered "
+            "too (off the request path).", ["game", "version"], registry=r)
+        self.shadow_agreed = Counter(
+            "gameai_shadow_agreed", "Shadowed queries where the shadow version's best move "
+            "was production's.", ["game", "version"], registry=r)
+        self.shadow_proved = Counter(
+            "gameai_shadow_proved", "Shadowed queries the solver proved within the shadow "
+            "budget.", ["game", "version"], registry=r)
+        self.shadow_optimal = Counter(
+            "gameai_shadow_optimal", "Proved shadowed queries where the model's best move "
+            "was optimal, by model (production, shadow).", ["game", "version", "model"],
+            registry=r)
+        self.shadow_dropped = Counter(
+            "gameai_shadow_dropped", "Queries not shadowed because the shadow queue was "
+            "full.", ["game"], registry=r)
+        self.shadow_share = Gauge("gameai_shadow_share", "Percent of production's best-move "
+                                  "queries mirrored to the shadow alias.", ["game"],
+                                  registry=r, multiprocess_mode="livemostrecent")
+        self.shadow_queued = Gauge("gameai_shadow_queued", "Queries waiting for the shadow "
+                                   "worker.", registry=r, multiprocess_mode="livesum")
 
     def observe(self, transport: str, method: str, game: str, version: int | None, code: str,
                 seconds: float) -> None:

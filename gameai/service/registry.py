@@ -22,7 +22,7 @@ import logging
 import random
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -59,6 +59,7 @@ class Served:
     problems: tuple[str, ...] = ()  # what the store says that this server could not follow
     pin: Pin | None = None  # an operator's pin on production (auto-promotion holds off)
     loading: Mapping[str, int] = field(default_factory=dict)  # aliases whose version loads
+    shadow_share: int = 0  # percent of production's best-move queries mirrored to shadow
 
     @property
     def ready(self) -> bool:
@@ -98,6 +99,10 @@ class Registry:
         self.store_up = False
         self.set_store_up(False)
         self.follower = StoreFollower(self, poll_seconds=poll_seconds)
+        # offers each best-move query production answered to the shadow test, if any:
+        # (game, session, board, to_move, depth) -> None, never blocking
+        # (gameai.service.shadow.Shadow.offer, set by the composition root)
+        self.mirror: Callable[[str, ModelSession, str, str, int | None], None] | None = None
 
     # -- the request path ---------------------------------------------------------------
 
@@ -257,9 +262,10 @@ class Registry:
         keep = set(aliases.values()) | ({previous} if previous is not None else set())
         models = {v: m for v, m in models.items() if v in keep}
         weight = rollout.canary_weight if "canary" in aliases else 0
+        shadow = rollout.shadow_share if "shadow" in aliases else 0
         self._served[name] = replace(state, aliases=aliases, canary_weight=weight,
                                      models=models, previous=previous, problems=tuple(problems),
-                                     pin=rollout.pin, loading={})
+                                     pin=rollout.pin, loading={}, shadow_share=shadow)
         self._report(self._served[name])
 
     def _still_current(self, name: str, held: ModelSession) -> bool:
@@ -332,6 +338,7 @@ class Registry:
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     self.metrics.model_evaluation.labels(name, alias, metric).set(value)
         self.metrics.canary_weight.labels(name).set(state.canary_weight)
+        self.metrics.shadow_share.labels(name).set(state.shadow_share)
         self.metrics.production_pinned.labels(name).set(1 if state.pin else 0)
         self._count_loaded(name)
 

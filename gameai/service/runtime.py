@@ -1,5 +1,5 @@
 """What both transports share in one process: settings, registry, metrics, drain state,
-and the batch lane."""
+the priority lanes of long work, and the shadow worker."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gameai.service.errors import Busy
+from gameai.service.lanes import BACKGROUND, INTERACTIVE, Lanes
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
 from gameai.service.settings import Settings
+from gameai.service.shadow import Shadow
 
-# Batch requests run one at a time per process, in a thread, so a client sending many
-# large batches cannot queue them ahead of everybody's one-board requests on the event
-# loop; at most BATCH_QUEUE more wait (their bodies unread), the rest get 429.
-BATCH_SLOTS = 1
-BATCH_QUEUE = 32
+# Batch requests are background work (gameai.service.lanes): one at a time per process, in
+# a thread, after any interactive work waiting, so a client sending many large batches
+# cannot hold up hints, reviews or streams; at most 32 more wait (their bodies unread), the
+# rest get 429.
 
 
 @dataclass
@@ -27,31 +27,32 @@ class Runtime:
     registry: Registry
     metrics: Metrics
     draining: bool = False  # set at SIGTERM: readiness turns false while in-flight work ends
-    _batch_slots: asyncio.Semaphore = field(
-        default_factory=lambda: asyncio.Semaphore(BATCH_SLOTS), repr=False)
-    _batch_waiting: int = 0
+    _lanes: Lanes | None = field(default=None, repr=False)
+    shadow: Shadow | None = field(default=None, repr=False)
+
+    @property
+    def lanes(self) -> Lanes:
+        """The process's priority lanes (made on first use, on the running loop)."""
+        if self._lanes is None:
+            self._lanes = Lanes(self.metrics)
+        return self._lanes
 
     @asynccontextmanager
     async def batch_lane(self) -> AsyncIterator[None]:
-        """Hold a batch slot for the body of the ``async with``.
+        """Hold a background slot for the body of the ``async with``.
 
         Raises:
-            Busy: ``BATCH_QUEUE`` batch requests are already waiting here.
+            Busy: 32 background requests are already waiting here.
         """
-        if self._batch_waiting >= BATCH_QUEUE:
-            raise Busy(f"{self._batch_waiting} batch requests are already waiting on this "
-                       "server; retry later", field="boards")
-        self._batch_waiting += 1
-        try:
-            await self._batch_slots.acquire()
-        finally:
-            self._batch_waiting -= 1
-        try:
+        async with self.lanes.slot(BACKGROUND, field="boards"):
             yield
-        finally:
-            self._batch_slots.release()
 
     async def run_batch(self, work: Any, *args: Any) -> Any:
-        """``work(*args)`` in a thread, in the batch lane."""
+        """``work(*args)`` in a thread, in the background lane."""
         async with self.batch_lane():
             return await asyncio.to_thread(work, *args)
+
+    async def run_interactive(self, work: Any, *args: Any, **kwargs: Any) -> Any:
+        """``work(*args, **kwargs)`` in a thread, in the interactive lane."""
+        async with self.lanes.slot(INTERACTIVE, field="body"):
+            return await asyncio.to_thread(work, *args, **kwargs)

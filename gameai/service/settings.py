@@ -42,6 +42,9 @@ class Settings:
     max_body_bytes: int = 1 << 20
     grace_seconds: float = 10.0
     drain_seconds: float = 1.0
+    max_solve_ms: int = 30_000
+    shadow_queue: int = 1000
+    shadow_solve_ms: int = 20
 
 
 def default_workers() -> int:
@@ -87,6 +90,12 @@ SERVER: tuple[Setting, ...] = (
             whole_number(1024, 1 << 30), 1 << 20),
     Setting("grace_seconds", "GAMEAI_GRACE_SECONDS", "--grace-seconds", seconds(0, 600), 10.0),
     Setting("drain_seconds", "GAMEAI_DRAIN_SECONDS", "--drain-seconds", seconds(0, 600), 1.0),
+    Setting("max_solve_ms", "GAMEAI_MAX_SOLVE_MS", "--max-solve-ms",
+            whole_number(0, 3_600_000), 30_000),
+    Setting("shadow_queue", "GAMEAI_SHADOW_QUEUE", "--shadow-queue",
+            whole_number(1, 1_000_000), 1000),
+    Setting("shadow_solve_ms", "GAMEAI_SHADOW_SOLVE_MS", "--shadow-solve-ms",
+            whole_number(0, 10_000), 20),
 )
 
 

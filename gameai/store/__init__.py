@@ -11,7 +11,7 @@ from gameai.store.errors import (
     UnknownVersion,
 )
 from gameai.store.policy import is_number
-from gameai.store.records import AliasChange, Pin, Rollout, VersionRecord
+from gameai.store.records import AliasChange, Pin, Rollout, ShadowReport, VersionRecord
 from gameai.store.routing import choose_version
 from gameai.store.store import Event, ModelStore, Subscription
 
@@ -25,6 +25,7 @@ __all__ = [
     "Pinned",
     "RedisServer",
     "Rollout",
+    "ShadowReport",
     "StoreError",
     "StoreUnavailable",
     "Subscription",

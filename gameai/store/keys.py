@@ -11,6 +11,12 @@ Several deployments can share one Redis by choosing different prefixes (the
     p:g:{g}:payload:{v}       string  the exact payload bytes of version v
     p:g:{g}:aliases           hash    alias -> version
     p:g:{g}:weight            int     canary weight 0-100 (absent = 0)
+    p:g:{g}:shadow            int     shadow share 0-100: percent of production's best-move
+                                      queries mirrored to the ``shadow`` alias (absent = 0)
+    p:g:{g}:shadow-tally:{v}  hash    what shadowing version v found, by production version:
+                                      ``{production}:{tally}`` -> count (tallies: compared,
+                                      agreed, proved, production_optimal, shadow_optimal,
+                                      dropped), ``updated_at``
     p:g:{g}:history           list    JSON alias changes, oldest first (RPUSH)
     p:g:{g}:deleted           hash    version -> JSON tombstone {at, by} written by gc
     p:g:{g}:pin               string  JSON {version, at, by, action} while an operator has
@@ -74,6 +80,12 @@ class Keys:
 
     def weight(self, game: str) -> str:
         return f"{self._game(game)}:weight"
+
+    def shadow(self, game: str) -> str:
+        return f"{self._game(game)}:shadow"
+
+    def shadow_tally(self, game: str, version: int) -> str:
+        return f"{self._game(game)}:shadow-tally:{version}"
 
     def history(self, game: str) -> str:
         return f"{self._game(game)}:history"

@@ -65,10 +65,10 @@ def check_token(token: str) -> str:
     return token
 
 
-def check_weight(weight: int) -> int:
+def check_weight(weight: int, what: str = "canary weight") -> int:
     """``weight`` if it is a whole percentage 0-100."""
     if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100:
-        raise AliasRefused(f"canary weight must be a whole number from 0 to 100, not {weight!r}")
+        raise AliasRefused(f"{what} must be a whole number from 0 to 100, not {weight!r}")
     return weight
 
 

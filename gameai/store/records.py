@@ -124,6 +124,66 @@ class Pin:
                    by=data.get("by", ""), action=data.get("action", "pin"))
 
 
+SHADOW_TALLIES = ("compared", "agreed", "proved", "production_optimal", "shadow_optimal",
+                  "dropped")
+
+
+@dataclass(frozen=True)
+class ShadowReport:
+    """What shadowing one version found against one production version: queries compared,
+    those where its best move was production's, those the solver proved, and how many of
+    those each version answered optimally; queries dropped because the shadow queue was
+    full (never compared)."""
+
+    game: str
+    version: int
+    production: int
+    compared: int = 0
+    agreed: int = 0
+    proved: int = 0
+    production_optimal: int = 0
+    shadow_optimal: int = 0
+    dropped: int = 0
+    updated_at: str | None = None
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.compared if self.compared else None
+
+    def optimal_rate(self, who: str) -> float | None:
+        """``who`` (production or shadow): the share of proved queries answered optimally."""
+        if not self.proved:
+            return None
+        return (self.shadow_optimal if who == "shadow" else self.production_optimal) / self.proved
+
+    def to_json(self) -> dict[str, Any]:
+        def rounded(x: float | None) -> float | None:
+            return None if x is None else round(x, 6)
+        return {"version": self.version, "production": self.production,
+                **{name: getattr(self, name) for name in SHADOW_TALLIES},
+                "agreement": rounded(self.agreement),
+                "production_optimal_rate": rounded(self.optimal_rate("production")),
+                "shadow_optimal_rate": rounded(self.optimal_rate("shadow")),
+                "updated_at": self.updated_at}
+
+    def describe(self) -> str:
+        """One line for people."""
+        if not self.compared:
+            return (f"version {self.version} against production {self.production}: nothing "
+                    f"compared yet ({self.dropped:,} dropped)")
+        text = (f"version {self.version} against production {self.production}: "
+                f"{self.compared:,} queries compared, agrees {100 * (self.agreement or 0):.1f}%")
+        if self.proved:
+            text += (f"; optimal {100 * (self.optimal_rate('shadow') or 0):.1f}% against "
+                     f"production's {100 * (self.optimal_rate('production') or 0):.1f}% "
+                     f"({self.proved:,} proved)")
+        else:
+            text += "; none proved by the solver"
+        if self.dropped:
+            text += f"; {self.dropped:,} dropped (queue full)"
+        return text
+
+
 @dataclass(frozen=True)
 class Rollout:
     """A game's routing state, read in one round trip: aliases, canary weight, counter,
@@ -134,6 +194,7 @@ class Rollout:
     canary_weight: int
     counter: int
     pin: Pin | None = None
+    shadow_share: int = 0  # percent of production's best-move queries mirrored to shadow
 
     @property
     def production(self) -> int | None:
@@ -142,6 +203,10 @@ class Rollout:
     @property
     def canary(self) -> int | None:
         return self.aliases.get("canary")
+
+    @property
+    def shadow(self) -> int | None:
+        return self.aliases.get("shadow")
 
     def route(self, client_id: str, *, loaded: Container[int]) -> int | None:
         """The version that answers ``client_id`` (sticky canary split, see
@@ -152,4 +217,5 @@ class Rollout:
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "aliases": dict(self.aliases),
                 "canary_weight": self.canary_weight, "counter": self.counter,
-                "pin": self.pin.to_json() if self.pin else None}
+                "pin": self.pin.to_json() if self.pin else None,
+                "shadow_share": self.shadow_share}

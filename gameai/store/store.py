@@ -43,7 +43,14 @@ from gameai.store.errors import (
     UnknownVersion,
 )
 from gameai.store.keys import Keys
-from gameai.store.records import AliasChange, Pin, Rollout, VersionRecord
+from gameai.store.records import (
+    SHADOW_TALLIES,
+    AliasChange,
+    Pin,
+    Rollout,
+    ShadowReport,
+    VersionRecord,
+)
 from gameai.store.subscription import Event, Subscription
 from gameai.store.urls import StoreUrl, as_bytes, as_text, connect, parse_store_url, redis_errors
 
@@ -319,10 +326,12 @@ class ModelStore:
             pipe.get(self.keys.weight(game))
             pipe.get(self.keys.counter)
             pipe.get(self.keys.pin(game))
-            aliases, weight, counter, pin = pipe.execute()
+            pipe.get(self.keys.shadow(game))
+            aliases, weight, counter, pin, shadow = pipe.execute()
         return Rollout(game=game, aliases={as_text(a): int(v) for a, v in aliases.items()},
                        canary_weight=int(weight or 0), counter=int(counter or 0),
-                       pin=None if pin is None else Pin.from_json(game, pin))
+                       pin=None if pin is None else Pin.from_json(game, pin),
+                       shadow_share=int(shadow or 0))
 
     def set_alias(self, *, game: str, alias: str, version: int, by: str, pin: bool = False,
                   unless_pinned: bool = False) -> AliasChange:
@@ -384,6 +393,53 @@ class ModelStore:
         self._change(game=game, alias="canary", version=version, by=by, action="canary",
                      weight=weight)
 
+    def set_shadow(self, *, game: str, version: int | None, share: int, by: str) -> None:
+        """Point ``shadow`` at ``version`` (``None`` keeps the current one) and set the
+        share (0-100) of production's best-move queries that servers mirror to it, off the
+        request path (:mod:`gameai.service.shadow`); it never answers a client. Emits a
+        ``shadow`` event and records the change in the history (action ``shadow``).
+
+        Raises:
+            AliasRefused: a bad share, or a share above 0 with no shadow version.
+            UnknownVersion: ``version`` does not exist.
+        """
+        policy.check_weight(share, "shadow share")
+        self._change(game=game, alias="shadow", version=version, by=by, action="shadow",
+                     weight=share, weight_key=self.keys.shadow(game))
+
+    def record_shadow(self, *, game: str, version: int, production: int,
+                      counts: dict[str, int]) -> None:
+        """Add ``counts`` (tallies of :data:`gameai.store.records.SHADOW_TALLIES`) to what
+        shadowing ``version`` found against ``production`` (one round trip; every server
+        adds its own)."""
+        policy.check_game(game)
+        key = self.keys.shadow_tally(game, int(version))
+        with self._errors(), self._redis.pipeline(transaction=True) as pipe:
+            for name, count in counts.items():
+                if name not in SHADOW_TALLIES:
+                    raise InvalidArgument(f"no shadow tally {name!r}")
+                pipe.hincrby(key, f"{int(production)}:{name}", int(count))
+            pipe.hset(key, "updated_at", now_iso())
+            pipe.execute()
+
+    def shadow_reports(self, *, game: str, version: int) -> list[ShadowReport]:
+        """What shadowing ``version`` found, one report per production version it was
+        compared with, the most compared first (empty if never shadowed)."""
+        policy.check_game(game)
+        with self._errors():
+            raw = self._redis.hgetall(self.keys.shadow_tally(game, int(version)))
+        fields = {as_text(k): as_text(v) for k, v in raw.items()}
+        updated = fields.pop("updated_at", None)
+        by_production: dict[int, dict[str, int]] = {}
+        for name, value in fields.items():
+            production, _, tally = name.partition(":")
+            if production.isdigit() and tally in SHADOW_TALLIES:
+                by_production.setdefault(int(production), {})[tally] = int(value)
+        reports = [ShadowReport(game=game, version=int(version), production=p,
+                                updated_at=updated, **counts)
+                   for p, counts in by_production.items()]
+        return sorted(reports, key=lambda r: (-r.compared, -r.production))
+
     def pin(self, *, game: str, by: str) -> Pin:
         """Pin ``production`` where it points now: automatic promotion holds off until
         :meth:`release`. Recorded in the history (action ``pin``); emits a ``pin`` event.
@@ -440,7 +496,8 @@ class ModelStore:
     def _change(self, *, game: str, alias: str, version: int | None, by: str, action: str,
                 weight: int | None = None, expect: bool = False,
                 expected: int | None = None, pin: bool = False,
-                unless_pinned: bool = False) -> AliasChange | None:
+                unless_pinned: bool = False, weight_key: str | None = None
+                ) -> AliasChange | None:
         """Move ``alias`` (and maybe the canary weight) with compare-and-set: read the
         current value, verify the target, then let the script write only if the alias still
         holds what was read. With ``expect``, returns ``None`` as soon as the alias is not
@@ -458,6 +515,7 @@ class ModelStore:
                 raise AliasRefused(f"{alias!r} cannot point at {game} version {version}: "
                                    f"{e}") from e
         k = self.keys
+        weight_key = weight_key or k.weight(game)
         for _ in range(_CAS_ATTEMPTS):
             state = self.rollout(game=game)
             current = state.aliases.get(alias)
@@ -465,19 +523,20 @@ class ModelStore:
                 return None
             to = current if version is None else version
             if weight is not None and weight > 0 and to is None:
-                raise AliasRefused(f"{game} has no canary version to send {weight}% of traffic "
-                                   "to: point the canary at a version first")
+                raise AliasRefused(f"{game} has no {alias} version to send {weight}% of "
+                                   f"traffic to: point the {alias} at a version first")
+            share = state.shadow_share if alias == "shadow" else state.canary_weight
             at = now_iso()
             change = AliasChange(game=game, alias=alias, from_version=current, to_version=to,
                                  at=at, by=by, action=action)
             moved = to != current
-            if not moved and (weight is None or weight == state.canary_weight):
+            if not moved and (weight is None or weight == share):
                 if pin and state.pin is None:  # an operator confirms production: pin it
                     self._pin_change(game=game, by=by, pin=True)
                 return change
-            event: dict[str, Any] = {"game": game, "type": "canary" if weight is not None
-                                     else "alias", "alias": alias, "version": to, "at": at,
-                                     "by": by, "action": action}
+            kind = alias if weight is not None else "alias"  # canary or shadow
+            event: dict[str, Any] = {"game": game, "type": kind, "alias": alias, "version": to,
+                                     "at": at, "by": by, "action": action}
             if weight is not None:
                 event["weight"] = weight
             if moved:
@@ -492,7 +551,7 @@ class ModelStore:
             with self._errors():
                 status, detail = self._change_alias(
                     keys=[k.index(game), k.aliases(game), k.history(game), k.counter,
-                          k.weight(game), k.pin(game)],
+                          weight_key, k.pin(game)],
                     args=[alias, "" if not moved else str(to),
                           "" if current is None else str(current), entry,
                           "" if weight is None else str(weight), json.dumps(event), k.events,

@@ -34,7 +34,8 @@ def model_file(folder: Path, seed: int, **evaluation: float) -> Path:
     return path
 
 
-AUDITED = {"promote", "rollback", "pin", "release", "canary", "import", "gc", "publish-exact"}
+AUDITED = {"promote", "rollback", "pin", "release", "canary", "shadow", "import", "gc",
+           "publish-exact"}
 
 
 class Cli:
@@ -332,3 +333,26 @@ def test_gc_that_deletes_nothing_says_why(cli, three):
     assert "kept 2: production points at it" in out
     assert "kept 3: among the newest 1" in out
     assert "--window-days 7 keeps what an alias moved to or from" in out
+
+
+def test_shadow_sets_the_alias_and_share_and_list_shows_what_it_found(cli, three, redis_url):
+    cli("promote", "--version", "1")
+    code, out, _ = cli("shadow", "--version", "3", "--share", "50")
+    assert code == 0 and "version 3, 50% of production's best-move queries mirrored" in out
+    assert "nothing compared yet" in cli("list")[1]
+    with ModelStore.from_url(redis_url) as store:
+        assert store.rollout(game="tictactoe").shadow_share == 50
+        store.record_shadow(game="tictactoe", version=3, production=1,
+                            counts={"compared": 200, "agreed": 150, "proved": 100,
+                                    "production_optimal": 100, "shadow_optimal": 90})
+    out = cli("list")[1]
+    assert ("shadow at 50% of production's best-move queries: version 3 against production "
+            "1: 200 queries compared, agrees 75.0%; optimal 90.0% against production's "
+            "100.0% (100 proved)") in out
+    listing = cli.json("list")
+    assert listing["shadow"]["version"] == 3 and listing["shadow"]["share"] == 50
+    assert listing["shadow"]["report"]["agreement"] == 0.75
+    assert cli.json("shadow", "--share", "0") == {"game": "tictactoe", "shadow": 3,
+                                                 "shadow_share": 0}
+    code, _, err = cli("shadow", "--version", "9", "--share", "10")
+    assert code == 1 and "no version 9" in err

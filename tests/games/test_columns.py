@@ -63,3 +63,20 @@ def test_non_gravity_games_take_boards_only():
         get_game("mnk-4x5-4").parse_moves("1")
     with pytest.raises(InvalidBoard, match="must be text"):
         C4.parse_moves(44)
+
+
+def test_a_game_lists_its_moves_as_actions_one_by_one():
+    """``parse_game``: what a review replays, each move's cell in order, the same
+    position as ``parse_moves`` at the end; the same errors."""
+    c4 = get_game("connect-four")
+    actions = c4.parse_game("4453")
+    assert actions == [38, 31, 39, 37]  # bottom row is 35-41: columns 4, 4 (on top), 5, 3
+    state = c4.initial()
+    for action in actions:
+        state = state.play(action)
+    assert state == c4.parse_moves("4453")
+    assert c4.parse_game("") == []
+    with pytest.raises(IllegalMove, match="move 7 \\(4\\): column 4 is full"):
+        c4.parse_game("4444444")
+    with pytest.raises(InvalidBoard, match="give the moves as actions"):
+        get_game("tictactoe").parse_game("123")

@@ -252,3 +252,19 @@ def test_the_third_repetition_draws():
 def test_a_game_without_move_notation_says_so():
     with pytest.raises(InvalidBoard, match="tictactoe takes a board, not a list of moves"):
         get_game("tictactoe").parse_moves("1 2 3")
+
+
+def test_a_game_drawn_by_repetition_lists_its_moves_to_the_draw():
+    """``parse_game`` takes a game that ends by the draw rule (``parse_moves`` refuses its
+    position: there is no move to choose) and refuses a move after it."""
+    from gameai.games import GameOver, IllegalMove, get_game
+
+    game = get_game("three-mens-morris")
+    drawn = "1 2 4 5 9 7 9-6 5-8 6-9 8-5 9-6 5-8 6-9 8-5"
+    actions = game.parse_game(drawn)
+    assert len(actions) == 14 and actions[:6] == [0, 1, 3, 4, 8, 6]
+    assert actions[6] == game.action_of(5, 8)  # 9-6: from point 9 to point 6
+    with pytest.raises(GameOver):
+        game.parse_moves(drawn)
+    with pytest.raises(IllegalMove, match="move 15"):
+        game.parse_game(drawn + " 9-6")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Case:
     name: str
-    method: str  # BestMove, Evaluate, EvaluateBatch or Analyze
+    method: str  # BestMove, Evaluate, EvaluateBatch, Analyze, Review or AnalyzeStream
     game: str
     body: dict[str, object] = field(default_factory=dict)
     http: int = 200
@@ -59,5 +59,26 @@ ERROR_CASES = [
          {"boards": ["---|---|---", "X"]}, 422, "INVALID_ARGUMENT", "boards[1]"),
     Case("finished board in a batch", "EvaluateBatch", "tictactoe",
          {"boards": ["XXX|OO-|---"]}, 409, "FAILED_PRECONDITION", "boards[0]"),
+    Case("a depth for a batch of a table model", "EvaluateBatch", "tictactoe",
+         {"boards": ["---|---|---"], "depth": 2}, 422, "INVALID_ARGUMENT", "depth"),
+    Case("review without moves", "Review", "tictactoe", {}, 422, "INVALID_ARGUMENT", "moves"),
+    Case("review of an illegal action", "Review", "tictactoe", {"actions": [4, 4]}, 422,
+         "INVALID_ARGUMENT", "actions[1]"),
+    Case("review of a game without a notation", "Review", "tictactoe", {"moves": "12"}, 422,
+         "INVALID_ARGUMENT", "moves"),
+    Case("review of a game not served", "Review", "four-in-a-row", {"actions": [0]}, 404,
+         "NOT_FOUND", "game"),
+    Case("review with an unknown alias", "Review", "tictactoe",
+         {"actions": [0], "model": "beta"}, 404, "NOT_FOUND", "model"),
+    Case("review with a negative solver budget", "Review", "tictactoe",
+         {"actions": [0], "solve_ms": -5}, 422, "INVALID_ARGUMENT", "solve_ms"),
+    Case("stream of a finished game", "AnalyzeStream", "tictactoe", {"board": "XXX|OO-|---"},
+         409, "FAILED_PRECONDITION", "board"),
+    Case("stream of a malformed board", "AnalyzeStream", "tictactoe", {"board": "X--|-O-"},
+         422, "INVALID_ARGUMENT", "board"),
+    Case("stream with a negative budget", "AnalyzeStream", "tictactoe",
+         {"board": "---|---|---", "time_ms": -1}, 422, "INVALID_ARGUMENT", "time_ms"),
+    Case("stream with an unknown version", "AnalyzeStream", "tictactoe",
+         {"board": "---|---|---", "model": "99"}, 404, "NOT_FOUND", "model"),
 ]
 MAX_BATCH = 10  # the servers of these tests accept 10 boards per batch

@@ -5,7 +5,8 @@ compared with the live one, so the page cannot drift from what the server says.
 The page's store: tictactoe versions 1-5 (the solver's perfect model), production at 3;
 the admin token in ``$TOKEN``. An answer is shown as ``#`` lines under its command; they
 are joined without the ``# `` and the indentation, and compared as JSON, where the string
-``"..."`` stands for any string (a timestamp).
+``"..."`` stands for any string (a timestamp) or whole number (a time taken); a stream of
+Server-Sent Events is shown as ``event: NAME`` lines, each followed by its data.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gameai.games import get_game
 from gameai.models import TableModel
 from gameai.models.oracle import solver_model
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.rest.engine import sse_lines
 from gameai.store import ModelStore, RedisServer
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, new_store, settings, variant
 
@@ -40,6 +42,11 @@ class Example:
     line: int
     command: str
     shown: str | None  # the answer the page shows, joined; None when it shows none
+    lines: tuple[str, ...] = ()  # the same, line by line (a stream of events)
+
+    @property
+    def events(self) -> bool:
+        return bool(self.lines) and self.lines[0].startswith("event: ")
 
 
 def examples(text: str) -> list[Example]:
@@ -63,15 +70,16 @@ def examples(text: str) -> list[Example]:
             while i + 1 < len(lines) and lines[i + 1].startswith("#"):
                 i += 1
                 shown.append(lines[i].lstrip("#").strip())
-            found.append(Example(start, command, "".join(shown) or None))
+            found.append(Example(start, command, "".join(shown) or None, tuple(shown)))
         i += 1
     return found
 
 
 def matches(shown: Any, live: Any) -> bool:
-    """``live`` is ``shown``, where a shown ``"..."`` stands for any string."""
+    """``live`` is ``shown``, where a shown ``"..."`` stands for any string (a timestamp)
+    or any whole number (milliseconds taken)."""
     if shown == "...":
-        return isinstance(live, str)
+        return isinstance(live, str) or (isinstance(live, int) and not isinstance(live, bool))
     if isinstance(shown, dict):
         return isinstance(live, dict) and shown.keys() == live.keys() and all(
             matches(shown[k], live[k]) for k in shown)
@@ -94,6 +102,18 @@ def page_server(redis_server: RedisServer, perfect: TableModel) -> Iterator[Runn
     yield running
     running.stop()
     store.close()
+
+
+def shown_events(lines: tuple[str, ...]) -> list[list[Any]]:
+    """A stream of Server-Sent Events as the page shows it: ``event: NAME`` then its data
+    (``data: {...``, continued on the following lines), as ``[name, data]`` pairs."""
+    out: list[list[Any]] = []
+    for line in lines:
+        if line.startswith("event: "):
+            out.append([line[7:], ""])
+        else:
+            out[-1][1] += line.removeprefix("data: ")
+    return [[name, json.loads(data)] for name, data in out]
 
 
 def run_curl(command: str, server: RunningServer) -> str:
@@ -124,6 +144,7 @@ def test_the_page_has_examples() -> None:
     found = examples(DOC.read_text())
     assert sum(e.command.startswith("curl") for e in found) >= 5
     assert sum(e.shown is not None for e in found) >= 4
+    assert any(e.events for e in found)  # a stream of Server-Sent Events is checked too
 
 
 def test_every_example_answers_as_the_page_shows(page_server: RunningServer) -> None:
@@ -133,8 +154,10 @@ def test_every_example_answers_as_the_page_shows(page_server: RunningServer) -> 
         if example.shown is None:
             continue
         where = f"docs/api.md line {example.line}: {example.command}"
-        shown = json.loads(example.shown)
-        answer = json.loads(live)
+        if example.events:
+            shown, answer = shown_events(example.lines), [list(e) for e in sse_lines(live)]
+        else:
+            shown, answer = json.loads(example.shown), json.loads(live)
         assert matches(shown, answer), f"{where}\nthe page shows {example.shown}\nlive: {live}"
 
 
@@ -144,3 +167,5 @@ def test_the_comparison_catches_a_drifted_answer() -> None:
     assert not matches({"value": 0.9}, {"value": 1.0})
     assert not matches({"value": 0}, {"value": 0.0})  # 0 and 0.0 print differently
     assert not matches([1, 2], [1, 2, 3])
+    assert matches({"elapsed_ms": "..."}, {"elapsed_ms": 12})
+    assert not matches({"elapsed_ms": "..."}, {"elapsed_ms": 1.5})

@@ -13,7 +13,9 @@ from tests.service.cases import ERROR_CASES, Case
 from tests.service.conftest import RunningServer
 
 REQUESTS = {"BestMove": move_pb2.BestMoveRequest, "Evaluate": move_pb2.EvaluateRequest,
-            "EvaluateBatch": move_pb2.EvaluateBatchRequest, "Analyze": move_pb2.AnalyzeRequest}
+            "EvaluateBatch": move_pb2.EvaluateBatchRequest, "Analyze": move_pb2.AnalyzeRequest,
+            "Review": move_pb2.ReviewRequest, "AnalyzeStream": move_pb2.AnalyzeStreamRequest}
+STREAMING = {"AnalyzeStream"}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,9 @@ def test_batch(moves) -> None:
 def test_errors_follow_the_table(moves, case: Case) -> None:
     request = REQUESTS[case.method](game=case.game, **case.body)
     with pytest.raises(grpc.RpcError) as caught:
-        getattr(moves, case.method)(request)
+        answer = getattr(moves, case.method)(request)
+        if case.method in STREAMING:
+            list(answer)  # a stream's error comes as it is read
     error = caught.value
     assert error.code().name == case.grpc
     assert error.details().startswith(f"{case.field}: ")
@@ -124,3 +128,33 @@ def test_malformed_messages_are_invalid_argument(channel: grpc.Channel, raw: byt
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
     assert error.details().startswith("body: not a valid gameai.v1.BestMoveRequest")
     assert dict(error.trailing_metadata())["gameai-field"] == "body"
+
+
+def test_closed_sets_as_enums_answer_as_their_text_twins(moves) -> None:
+    casual = moves.BestMove(move_pb2.BestMoveRequest(
+        game="tictactoe", board="X--|-O-|---", level_enum=move_pb2.LEVEL_NAME_CASUAL, seed=7))
+    assert casual.level == "casual" and casual.level_enum == move_pb2.LEVEL_NAME_CASUAL
+    same = moves.BestMove(move_pb2.BestMoveRequest(
+        game="tictactoe", board="X--|-O-|---", level="casual", seed=7))
+    assert same.move == casual.move and same.level_enum == move_pb2.LEVEL_NAME_CASUAL
+    best = moves.BestMove(move_pb2.BestMoveRequest(game="tictactoe", board="X--|-O-|---"))
+    assert best.level == "best" and best.level_enum == move_pb2.LEVEL_NAME_BEST
+    e = moves.Evaluate(move_pb2.EvaluateRequest(game="tictactoe", board="X--|-O-|---",
+                                                to_move_enum=move_pb2.SIDE_X))
+    assert e.to_move == "X" and e.to_move_enum == move_pb2.SIDE_X
+    a = moves.Analyze(move_pb2.AnalyzeRequest(game="tictactoe", board="XO-|-X-|---"))
+    assert a.outcome == "loss" and a.outcome_enum == move_pb2.OUTCOME_LOSS
+    assert a.line_end_enum == move_pb2.LINE_END_X_WINS and a.to_move_enum == move_pb2.SIDE_O
+    assert all(m.outcome_enum == move_pb2.OUTCOME_LOSS for m in a.moves)
+    for request, field in ((move_pb2.BestMoveRequest(game="tictactoe", board="X--|-O-|---",
+                                                     level="best",
+                                                     level_enum=move_pb2.LEVEL_NAME_CASUAL),
+                            "level"),
+                           (move_pb2.BestMoveRequest(game="tictactoe", board="X--|-O-|---",
+                                                     to_move="X",
+                                                     to_move_enum=move_pb2.SIDE_O), "to_move")):
+        with pytest.raises(grpc.RpcError) as caught:
+            moves.BestMove(request)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert caught.value.details().startswith(f"{field}: ")
+        assert ("gameai-field", field) in caught.value.trailing_metadata()

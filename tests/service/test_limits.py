@@ -1,4 +1,4 @@
-"""The batch lane: batches run one at a time per process, off the event loop, with a
+"""The background lane: batches run one at a time per process, off the event loop, with a
 bounded queue, so one client's batches cannot starve everybody's one-board requests."""
 
 from __future__ import annotations
@@ -10,18 +10,20 @@ import grpc
 import httpx
 
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
-from gameai.service.runtime import BATCH_QUEUE
+from gameai.service.lanes import BACKGROUND, QUEUE
 from gameai.store import ModelStore
 from tests.service.conftest import RunningServer
 
 BATCH = {"boards": ["X--|-O-|---", "---|---|---"]}
+BATCH_QUEUE = QUEUE[BACKGROUND]
 
 
 def test_waiting_batches_are_bounded_and_moves_still_answer(module_store: ModelStore,
                                                             start_server) -> None:
     running: RunningServer = start_server(module_store)
     runtime = running.server.runtime
-    running._run(runtime._batch_slots.acquire())  # a batch that never ends holds the lane
+    lanes = runtime.lanes
+    lanes.running[BACKGROUND] += 1  # a batch that never ends holds the lane
     codes: list[int] = []
 
     def batch() -> None:
@@ -31,8 +33,8 @@ def test_waiting_batches_are_bounded_and_moves_still_answer(module_store: ModelS
     for thread in waiting:
         thread.start()
     deadline = time.monotonic() + 10
-    while runtime._batch_waiting < BATCH_QUEUE:
-        assert time.monotonic() < deadline, f"{runtime._batch_waiting} waiting"
+    while lanes.waiting(BACKGROUND) < BATCH_QUEUE:
+        assert time.monotonic() < deadline, f"{lanes.waiting(BACKGROUND)} waiting"
         time.sleep(0.01)
 
     started = time.monotonic()
@@ -53,7 +55,7 @@ def test_waiting_batches_are_bounded_and_moves_still_answer(module_store: ModelS
             assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert e.details().startswith("boards:")
 
-    running.loop.call_soon_threadsafe(runtime._batch_slots.release)
+    running.loop.call_soon_threadsafe(lanes._release, BACKGROUND)
     for thread in waiting:
         thread.join(30)
     assert codes == [200] * BATCH_QUEUE

@@ -159,7 +159,8 @@ def test_games_list_the_rules_a_client_needs(morris_server):
     assert morris["pieces"] == 3 and morris["neighbours"][4] == [1, 3, 5, 7]
     assert [0, 4, 8] in morris["lines"] and morris["barred_first_placement"] == []
     assert set(ttt) == {"name", "rows", "cols", "k", "gravity", "aliases", "canary_weight",
-                        "loaded_versions", "ready", "pin", "start"}  # m,n,k: + pin, start
+                        "shadow_share", "loaded_versions", "ready", "pin",
+                        "start"}  # m,n,k: + pin, start
     assert ttt["start"] == "---|---|---" and morris["start"] == "---|---|---"
     with grpc.insecure_channel(morris_server.grpc) as channel:
         listed = models_pb2_grpc.ModelServiceStub(channel).ListGames(

@@ -119,6 +119,37 @@ def test_batches_give_the_network_values(ntuple_server, models, name):
     assert list(answer.move_index) == body["move_index"]
 
 
+@pytest.mark.parametrize("name", GAMES)
+def test_a_batch_with_a_depth_is_searched_that_deep(ntuple_server, models, name):
+    """evaluate-batch honours depth (it used to ignore it): every board's values are its
+    evaluate answer's at that depth, on both transports, and the answer says the depth."""
+    texts = BOARDS[name]
+    for depth in (1, 2):
+        # the first searched batch compiles the batch search: more than httpx's 5 s when busy
+        r = httpx.post(f"{ntuple_server.http}/v1/games/{name}/evaluate-batch", timeout=120,
+                       json={"boards": texts, "depth": depth, "include_move_values": True})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["depth"] == depth
+        for i, text in enumerate(texts):
+            one = post(ntuple_server, name, "evaluate", {"board": text, "depth": depth}).json()
+            assert body["value"][i] == pytest.approx(one["value"], abs=1e-6)
+            for move in one["moves"]:
+                assert body["move_values"][i][move["index"]] == pytest.approx(move["value"],
+                                                                             abs=1e-6)
+        with grpc.insecure_channel(ntuple_server.grpc) as channel:
+            answer = move_pb2_grpc.MoveServiceStub(channel).EvaluateBatch(
+                move_pb2.EvaluateBatchRequest(game=name, boards=texts, depth=depth))
+        assert answer.depth == depth and list(answer.move_index) == body["move_index"]
+    too_many = post(ntuple_server, name, "evaluate-batch",
+                    {"boards": texts * 400, "depth": 1})  # 10,000 boards: a tenth searched
+    assert too_many.status_code == 413
+    assert too_many.json()["error"]["message"].startswith(
+        f"boards: {len(texts) * 400} boards searched 1 deep in one request; at most 1000")
+    deep = post(ntuple_server, name, "evaluate-batch", {"boards": texts, "depth": MAX_DEPTH + 1})
+    assert deep.status_code == 422 and deep.json()["error"]["field"] == "depth"
+
+
 def test_the_search_takes_the_win_the_network_alone_may_miss(ntuple_server):
     # X to move wins at cell 38 (bottom row, column 3): every depth plays it
     text = "-------|-------|-------|-------|-------|XXX-OOO"

@@ -12,7 +12,7 @@ from tests.service.cases import ERROR_CASES, Case
 from tests.service.conftest import ADMIN_TOKEN, RunningServer, variant
 
 PATHS = {"BestMove": "best-move", "Evaluate": "evaluate", "EvaluateBatch": "evaluate-batch",
-         "Analyze": "analyze"}
+         "Analyze": "analyze", "Review": "review", "AnalyzeStream": "analyze/stream"}
 
 
 @pytest.fixture(scope="module")

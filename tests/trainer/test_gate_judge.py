@@ -195,6 +195,19 @@ def test_judge_settings_are_checked(redis_url):
     assert _settings(redis_url, judge_games=None, judge_time=None).judge_time == 2.0
 
 
+def test_shadow_gate_settings_are_checked(redis_url):
+    from gameai.trainer.worker.settings import SettingsError
+
+    default = _settings(redis_url)
+    assert (default.shadow_gate, default.shadow_share) == (0, 100)  # off unless asked
+    chosen = _settings(redis_url, shadow_gate=5000, shadow_share=25)
+    assert (chosen.shadow_gate, chosen.shadow_share) == (5000, 25)
+    with pytest.raises(SettingsError, match="--shadow-share: must be a whole number from 1"):
+        _settings(redis_url, shadow_gate=10, shadow_share=0)
+    with pytest.raises(SettingsError, match="--shadow-gate"):
+        _settings(redis_url, shadow_gate=-1)
+
+
 def test_judged_measures_become_the_evaluation_gauge(weak_and_strong):
     """The strength curve on the training dashboard: each judged measure is a value of
     ``gameai_trainer_evaluation{metric="judged_..."}``."""

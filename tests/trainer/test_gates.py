@@ -6,7 +6,14 @@ from gameai.models import TableModel
 from gameai.store import ModelStore
 from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.training import with_evaluation
-from gameai.trainer.worker.gates import check_gates, measure, perfect, promote_version, publish
+from gameai.trainer.worker.gates import (
+    ShadowGate,
+    check_gates,
+    measure,
+    perfect,
+    promote_version,
+    publish,
+)
 
 from .conftest import prefer
 
@@ -112,6 +119,35 @@ def test_a_pin_holds_auto_promotion_off_until_released(store, oracle):
     store.release(game="tictactoe", by="ops")
     done = promote_version(store, game="tictactoe", version=held.version,
                            report=best.info.evaluation, by="test")
+    assert done.promoted and store.rollout(game="tictactoe").production == held.version
+
+
+def test_a_shadow_gate_shadows_first_and_promotes_once_live_traffic_agrees(store, oracle):
+    weaker = publish(store, _evaluated(_weaker(oracle)), by="test", promote="manual")
+    store.set_alias(game="tictactoe", alias="production", version=weaker.version, by="ops")
+    gate = ShadowGate(min_proved=50, share=30)
+    best = _evaluated(oracle, algorithm="solver")
+    held = publish(store, best, by="test", promote="auto", shadow_gate=gate)
+    assert not held.promoted and held.gates.passed
+    assert held.held == ("shadow test: 0 of 50 proved live queries compared so far "
+                         "(shadowed at 30%)")
+    rollout = store.rollout(game="tictactoe")
+    assert (rollout.production, rollout.shadow, rollout.shadow_share) == (
+        weaker.version, held.version, 30)
+
+    def again() -> object:
+        return promote_version(store, game="tictactoe", version=held.version,
+                               report=best.info.evaluation, by="test", shadow_gate=gate)
+    # the servers' tallies: worse than production on the same proved queries
+    store.record_shadow(game="tictactoe", version=held.version, production=weaker.version,
+                        counts={"compared": 80, "proved": 60, "production_optimal": 55,
+                                "shadow_optimal": 50})
+    worse = again()
+    assert not worse.promoted and worse.held.startswith("shadow test: optimal on 50 of 60")
+    store.record_shadow(game="tictactoe", version=held.version, production=weaker.version,
+                        counts={"compared": 40, "proved": 40, "shadow_optimal": 40,
+                                "production_optimal": 30})
+    done = again()  # 90 of 100 against production's 85
     assert done.promoted and store.rollout(game="tictactoe").production == held.version
 
 

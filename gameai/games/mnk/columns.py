@@ -28,6 +28,12 @@ def parse_moves(game: Geometry, text: object) -> Board:
         IllegalMove: a column out of range or full, or a move after the game ended;
             the message names the move by its number (``field`` moves).
     """
+    return play_columns(game, text)[0]
+
+
+def play_columns(game: Geometry, text: object) -> tuple[Board, list[int]]:
+    """:func:`parse_moves`' position and the cell each move filled, in order (raises as
+    it does)."""
     if not isinstance(text, str):
         raise _invalid(f"moves: must be text like '4453' (columns from 1), got "
                        f"{type(text).__name__}")
@@ -35,6 +41,7 @@ def parse_moves(game: Geometry, text: object) -> Board:
         raise _invalid(f"moves: {len(text)} characters long; at most {MAX_MOVES_TEXT} are "
                        "accepted")
     board = Board.empty(game)
+    cells: list[int] = []
     for number, token in enumerate(_tokens(game, text), 1):
         if not token.isdecimal() or len(token) > 3:
             raise _invalid(f"moves: move {number} ({token[:20]!r}) is not a column number "
@@ -52,7 +59,8 @@ def parse_moves(game: Geometry, text: object) -> Board:
         if cell is None:
             raise _illegal(f"moves: move {number} ({token}): column {column} is full")
         board = board.play(cell)
-    return board
+        cells.append(cell)
+    return board, cells
 
 
 def drop_cell(board: Board, col: int) -> int | None:

@@ -99,6 +99,13 @@ class MnkGame(Geometry, Game):
 
         return parse_moves(self, text)
 
+    def parse_game(self, text: object) -> list[int]:
+        if not self.gravity:
+            return super().parse_game(text)
+        from gameai.games.mnk.columns import play_columns
+
+        return play_columns(self, text)[1]
+
     def solve(self, state: State, *, time_limit: float | None = None) -> Solution:
         from gameai.games.mnk.solver import solve
 

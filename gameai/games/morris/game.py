@@ -97,6 +97,11 @@ class MorrisGame(Geometry, Game):
 
         return parse_moves(self, text)
 
+    def parse_game(self, text: object) -> list[int]:
+        from gameai.games.morris.text import play_moves
+
+        return play_moves(self, text)[1]
+
     def rules(self) -> dict[str, Any]:
         return {
             "pieces": PIECES,

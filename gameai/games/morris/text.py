@@ -46,6 +46,17 @@ def parse_moves(game: Geometry, text: object) -> MorrisBoard:
             names the move by its number (``field`` moves).
         GameOver: the last move drew the game by repetition.
     """
+    state, _actions, drawn = play_moves(game, text)
+    if drawn:
+        error = GameOver(None, why=drawn)
+        error.field = "moves"
+        raise error
+    return state
+
+
+def play_moves(game: Geometry, text: object) -> tuple[MorrisBoard, list[int], str]:
+    """:func:`parse_moves`' position, the action of each move in order, and, when the last
+    move drew the game by repetition, how (else ""); raises as it does, but for that draw."""
     if not isinstance(text, str):
         raise InvalidBoard(f"moves: must be text like '5 1 9 3 7 2 9-6', got "
                            f"{type(text).__name__}", field="moves")
@@ -55,6 +66,7 @@ def parse_moves(game: Geometry, text: object) -> MorrisBoard:
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
     state = initial(game)
     seen = {state.key: 1}
+    actions: list[int] = []
     for number, token in enumerate(tokens, 1):
         action = _action_of_token(game, token, number)
         if state.is_over():
@@ -64,17 +76,16 @@ def parse_moves(game: Geometry, text: object) -> MorrisBoard:
             state = state.play(action)
         except IllegalMove as e:
             raise _illegal(f"moves: move {number} ({token}): {e}") from None
+        actions.append(action)
         seen[state.key] = seen.get(state.key, 0) + 1
         if seen[state.key] >= 3:
             if number < len(tokens):
                 raise _illegal(f"moves: move {number + 1} ({tokens[number]}): the game was "
                                f"already over: drawn at move {number}, when the position "
                                "came round for the third time")
-            error = GameOver(None, why=f"a draw: move {number} ({token}) brought the "
-                             "position round for the third time")
-            error.field = "moves"
-            raise error
-    return state
+            return state, actions, (f"a draw: move {number} ({token}) brought the position "
+                                    "round for the third time")
+    return state, actions, ""
 
 def _action_of_token(game: Geometry, token: str, number: int) -> int:
     match = re.fullmatch(r"([1-9])(?:-([1-9]))?", token)

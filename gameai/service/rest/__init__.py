@@ -8,11 +8,14 @@ One router per concern (:mod:`~gameai.service.rest.moves`, :mod:`~.catalog`,
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from gameai.service.rest import admin, catalog, health, moves
+from gameai.service.rest import admin, catalog, engine, health, moves
+from gameai.service.rest.bodies import add_request_schemas
 from gameai.service.rest.errors import add_error_handlers
 from gameai.service.rest.health import WEB_DIR
 from gameai.service.rest.middleware import RequestMetrics
@@ -30,6 +33,7 @@ def create_app(runtime: Runtime) -> FastAPI:
                          "The same API over gRPC: proto/gameai/v1.")
     app.state.runtime = runtime
     app.include_router(moves.router)
+    app.include_router(engine.router)
     app.include_router(catalog.router)
     if runtime.settings.admin_token is not None:
         app.include_router(admin.router)
@@ -37,4 +41,11 @@ def create_app(runtime: Runtime) -> FastAPI:
     app.mount("/web", StaticFiles(directory=WEB_DIR), name="web")
     add_error_handlers(app)
     app.add_middleware(RequestMetrics, runtime=runtime)
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = add_request_schemas(generate())
+        return app.openapi_schema
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

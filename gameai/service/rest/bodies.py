@@ -14,15 +14,35 @@ from starlette.requests import ClientDisconnect
 
 from gameai.service.errors import InvalidRequest
 
+REQUEST_MODELS: dict[str, type[BaseModel]] = {}  # what body_schema referred to, by name
+DOCUMENTED: list[type[BaseModel]] = []  # other models the document names (stream events)
+
 
 def body_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The OpenAPI path parameter and request body of a move route, which reads both
-    itself (FastAPI's parameter machinery costs more than the answer)."""
+    itself (FastAPI's parameter machinery costs more than the answer). The body refers to
+    the model in the document's components (:func:`add_request_schemas` puts it there), so
+    a client generator meets one named type, its enums included."""
+    REQUEST_MODELS[model.__name__] = model
     return {"parameters": [{"name": "game", "in": "path", "required": True,
                             "schema": {"type": "string"}, "example": "tictactoe",
                             "description": "tictactoe, four-in-a-row, mnk-RxC-K, ..."}],
             "requestBody": {"required": True, "content": {
-                "application/json": {"schema": model.model_json_schema()}}}}
+                "application/json": {"schema": {"$ref": f"#/components/schemas/"
+                                                        f"{model.__name__}"}}}}}
+
+
+def add_request_schemas(document: dict[str, Any]) -> dict[str, Any]:
+    """Put the request models of :func:`body_schema` and the types they use into the
+    OpenAPI document's components (in place; returned for convenience)."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    named = {**REQUEST_MODELS, **{m.__name__: m for m in DOCUMENTED}}
+    for name, model in named.items():
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for used, definition in schema.pop("$defs", {}).items():
+            schemas.setdefault(used, definition)
+        schemas.setdefault(name, schema)
+    return document
 
 
 async def move_fields(request: Request, method: str, extra: tuple[str, ...] = ()

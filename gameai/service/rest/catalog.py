@@ -21,7 +21,8 @@ router = APIRouter(tags=["models"])
 async def list_games(request: Request, runtime: RuntimeDep) -> Response:
     games = [{"name": s.game.name, "rows": s.game.rows, "cols": s.game.cols,
               "k": s.game.k, "gravity": s.game.gravity, "aliases": s.aliases,
-              "canary_weight": s.canary_weight, "loaded_versions": s.loaded_versions,
+              "canary_weight": s.canary_weight, "shadow_share": s.shadow_share,
+              "loaded_versions": s.loaded_versions,
               "ready": s.ready, "pin": s.pin.to_json() if s.pin else None,
               "start": str(s.game.initial()), **s.game.rules()}
              for s in core.list_games(runtime.registry)]
@@ -36,6 +37,7 @@ async def list_models(game: Game, request: Request, runtime: RuntimeDep) -> Resp
         "game": listing.game, "aliases": listing.aliases,
         "canary_weight": listing.canary_weight,
         "pin": listing.pin.to_json() if listing.pin else None,
+        "shadow": listing.shadow_json(),
         "versions": [v.to_json() for v in listing.versions]}, None)
 
 

@@ -18,6 +18,7 @@ from gameai.service.rest.bodies import body_schema, json_body, move_fields
 from gameai.service.rest.deps import runtime_of
 from gameai.service.rest.render import analysis_json, answer, batch_answer, move_json, move_value
 from gameai.service.rest.schema import (
+    ANALYZE_ERRORS,
     BATCH_ERRORS,
     MODEL_ERRORS,
     MOVE_ERRORS,
@@ -66,12 +67,12 @@ async def evaluate(request: Request) -> Response:
 
 
 @router.post("/v1/games/{game}/analyze", response_model=AnalyzeOut,
-             openapi_extra=body_schema(EvaluateRequest), responses=MOVE_ERRORS)
+             openapi_extra=body_schema(EvaluateRequest), responses=ANALYZE_ERRORS)
 async def analyze(request: Request) -> Response:
     runtime = runtime_of(request)
     fields = await move_fields(request, "Analyze", ("depth",))
-    a = await asyncio.to_thread(core.analyze, runtime.registry, **fields,  # may take a solve
-                                max_depth=runtime.settings.max_depth)
+    a = await runtime.run_interactive(core.analyze, runtime.registry, **fields,  # may solve
+                                      max_depth=runtime.settings.max_depth)
     return answer(request, "Analyze", a.game, analysis_json(a), a.version)
 
 
@@ -96,6 +97,7 @@ async def evaluate_batch(request: Request) -> Response:
     async with runtime.batch_lane():  # the body is read only once it is our turn
         body = await json_body(request, required=("boards",))
         content, name, version = await asyncio.to_thread(
-            batch_answer, runtime.registry, game, body, runtime.settings.max_batch)
+            batch_answer, runtime.registry, game, body, runtime.settings.max_batch,
+            runtime.settings.max_depth)
     request.scope["gameai"] = ("EvaluateBatch", name, version)
     return Response(content, media_type="application/json")

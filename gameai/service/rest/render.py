@@ -72,7 +72,7 @@ def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
 
 
 def batch_answer(registry: Registry, game: str, body: dict[str, Any],
-                  max_batch: int) -> tuple[bytes, str, int]:
+                 max_batch: int, max_depth: int = core.MAX_DEPTH) -> tuple[bytes, str, int]:
     """The JSON bytes answering a batch request, its game and its version (run in a
     thread: a 10,000-board answer takes milliseconds to compute and to render)."""
     boards, include = body["boards"], body.get("include_move_values", False)
@@ -82,7 +82,8 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
         raise InvalidRequest("must be true or false", field="include_move_values")
     a = core.evaluate_batch(registry, game=game, boards=boards, model=body.get("model", ""),
                             client_id=body.get("client_id", ""), max_batch=max_batch,
-                            include_move_values=include, to_move=body.get("to_move", ""))
+                            include_move_values=include, to_move=body.get("to_move", ""),
+                            depth=body.get("depth"), max_depth=max_depth)
     cols = a.game.cols
     best = a.best_to if a.moves_pieces else a.best
     out: dict[str, Any] = {
@@ -92,6 +93,8 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
     if a.moves_pieces:
         out["move_from_index"] = a.best_from.tolist()
         out["actions"] = a.game.num_actions
+    if a.depth is not None:
+        out["depth"] = a.depth
     if a.move_values is not None:
         out["move_values"] = [[None if x != x else x for x in row]
                               for row in a.move_values.tolist()]

@@ -23,6 +23,14 @@ const state = {
   legal: [],  // pieces that move: the legal moves of the position shown, from the server
   played: "",  // what the model last played, shown with the values that follow
   levels: [], seed: 0, hint: null,  // levels of play; this game's seed; the hint shown
+  actions: [],  // the game's moves as action ids, what a review replays
+};
+// How the review marks a move: the judgments worth a mark on the graph.
+const BAD = ["blunder", "throws_away_win", "walks_into_loss"];
+const JUDGED = {
+  best: "best", good: "good", inaccuracy: "an inaccuracy", mistake: "a mistake",
+  blunder: "a blunder", throws_away_win: "throws away a forced win",
+  walks_into_loss: "walks into a forced loss",
 };
 // The scoreboard keeps each game's results apart: a tic-tac-toe draw is no Connect Four draw.
 const scoresByGame = JSON.parse(localStorage.getItem("gameai-scores-by-game") || "null") || {};
@@ -85,6 +93,8 @@ function applyMove(from, to, side) {
   if (from !== null && from !== undefined) state.cells[from] = null;
   state.cells[to] = side;
   state.moves.push(to);
+  const cells = state.game.rows * state.game.cols;
+  state.actions.push(from === null || from === undefined ? to : cells + from * cells + to);
   if (!movesPieces()) return;
   state.side = side === "X" ? "O" : "X";
   const key = `${boardText()} ${state.side}`;
@@ -445,6 +455,8 @@ function newGame(autoplay) {
                            (_, i) => (start[i] === "X" || start[i] === "O" ? start[i] : null));
   state.game.cells = state.cells.length;
   state.moves = [];
+  state.actions = [];
+  $("review-panel").hidden = true;
   state.over = false;
   state.busy = false;
   state.side = "X";
@@ -590,8 +602,13 @@ async function loadModels() {
   const select = $("model"), game = $("game").value;
   select.replaceChildren(new Option("production (with canary share)", ""));
   $("pin").textContent = "";
+  $("shadow").textContent = "";
   try {
     const listing = await api(`/v1/games/${game}/models`);
+    if (listing.shadow) {
+      $("shadow").textContent = `Shadow test at ${listing.shadow.share}% of production's ` +
+        `best-move queries (never answered with): ${listing.shadow.summary}.`;
+    }
     if (listing.pin) {
       $("pin").textContent = `Production (version ${listing.pin.version}) is pinned by ` +
         `${listing.pin.by} since ${listing.pin.at}: the trainer will not replace it ` +
@@ -607,6 +624,79 @@ async function loadModels() {
   } catch (error) {
     setStatus(error.message, true);
   }
+}
+
+// -- review: the game judged move by move --------------------------------------------------
+
+async function showReview() {
+  if (!state.actions.length) {
+    setStatus("Play a move first: the review judges the moves of the game.", true);
+    return;
+  }
+  const token = state.token;
+  try {
+    const r = await api(`/v1/games/${state.game.name}/review`,
+                        { actions: state.actions, model: $("model").value,
+                          client_id: clientId() });
+    if (token !== state.token) return;
+    drawReview(r);
+  } catch (error) {
+    setStatus(error.message, true);
+  }
+}
+
+function markOf(judgment) {
+  if (BAD.includes(judgment)) return "bad";
+  return judgment === "mistake" ? "poor" : "";
+}
+
+function drawReview(r) {
+  // The model's value for X before the first move and after each move, a mark per move.
+  const svg = $("review-graph"), ns = "http://www.w3.org/2000/svg";
+  const width = 600, height = 200, pad = 12;
+  const n = r.plies.length;
+  const x = (i) => pad + (i * (width - 2 * pad)) / Math.max(n, 1);
+  const y = (v) => height / 2 - (v * (height / 2 - pad));
+  const forX = (p, v) => (p.side === "X" ? v : -v);
+  const values = [forX(r.plies[0], r.plies[0].value_before),
+                  ...r.plies.map((p) => forX(p, p.value_after))];
+  const el = (name, attrs) => {
+    const e = document.createElementNS(ns, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
+  svg.replaceChildren(el("line", { class: "axis", x1: pad, x2: width - pad,
+                                   y1: y(0), y2: y(0) }));
+  svg.append(el("polyline", { class: "line",
+                              points: values.map((v, i) => `${x(i)},${y(v)}`).join(" ") }));
+  const list = $("review-plies");
+  list.replaceChildren();
+  r.plies.forEach((p, i) => {
+    const mark = markOf(p.judgment);
+    const dot = el("circle", { class: `mark ${mark}`.trim(), cx: x(i + 1), cy: y(values[i + 1]),
+                               r: mark ? 6 : 3, "data-ply": p.ply,
+                               "data-judgment": p.judgment });
+    const title = el("title", {});
+    title.textContent = `${p.ply}. ${p.side} ${moveText(p.move)}: ${JUDGED[p.judgment]}`;
+    dot.append(title);
+    svg.append(dot);
+    const item = document.createElement("li");
+    if (mark) item.className = mark;
+    const better = p.judgment === "best" ? "" : ` (best: ${moveText(p.best)})`;
+    const exact = p.exact ? `; perfect play: ${p.exact.before} before, ${p.exact.after} after` : "";
+    item.textContent = `${p.side} ${moveText(p.move)}: ${JUDGED[p.judgment]}, loses ` +
+      `${p.loss.toFixed(2)}${better}${exact}`;
+    list.append(item);
+  });
+  const names = { blunder: ["blunder", "blunders"], mistake: ["mistake", "mistakes"],
+                  inaccuracy: ["inaccuracy", "inaccuracies"] };
+  const count = (s) => Object.entries(names)
+    .map(([j, [one, many]]) => `${s[j]} ${s[j] === 1 ? one : many}`).join(", ");
+  const proofs = (s) => s.throws_away_win + s.walks_into_loss;
+  $("review-summary").textContent = r.sides.map((s) => `${s.side}: ${count(s)}` +
+    (proofs(s) ? `, ${proofs(s)} proved losing` : "")).join("; ") +
+    ` (model version ${r.model_version}; ${r.proved} of ${n} moves proved by the solver).`;
+  $("review-panel").hidden = false;
 }
 
 // The games the server serves; one without a production model yet (its trainer is still
@@ -665,6 +755,7 @@ async function start() {
     newGame(false);
   });
   $("hint").addEventListener("click", showHint);
+  $("review").addEventListener("click", showReview);
   $("model").addEventListener("change", () => newGame(false));
   $("side").addEventListener("change", () => newGame(false));
   $("new-game").addEventListener("click", () => newGame(false));

@@ -189,6 +189,35 @@ def _figures(report: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class ShadowGate:
+    """Promotion also waits for a shadow test (``gameai trainer --shadow-gate N``): a
+    candidate that passes the other gates is first shadowed (the store's ``shadow`` alias
+    at ``share`` percent of production's best-move queries, :mod:`gameai.service.shadow`)
+    and promoted only once the servers have compared it on at least ``min_proved`` live
+    queries the solver proved, and it answered optimally at least as often as production
+    on those same queries (a paired comparison: no interval needed). Live traffic is what
+    the gate adds: the positions people reach, not the evaluator's."""
+
+    min_proved: int
+    share: int = 100
+
+    def check(self, store: ModelStore, *, game: str, version: int,
+              production: int) -> tuple[bool, str]:
+        """Whether the shadow test of ``version`` against ``production`` passes, and why."""
+        reports = store.shadow_reports(game=game, version=version)
+        report = next((r for r in reports if r.production == production), None)
+        if report is None or report.proved < self.min_proved:
+            proved = report.proved if report else 0
+            return False, (f"shadow test: {proved:,} of {self.min_proved:,} proved live "
+                           f"queries compared so far (shadowed at {self.share}%)")
+        if report.shadow_optimal < report.production_optimal:
+            return False, (f"shadow test: optimal on {report.shadow_optimal:,} of "
+                           f"{report.proved:,} proved live queries, production on "
+                           f"{report.production_optimal:,}")
+        return True, f"shadow test passed: {report.describe()}"
+
+
+@dataclass(frozen=True)
 class Published:
     version: int
     promoted: bool
@@ -218,7 +247,8 @@ def stored_report(store: ModelStore, game: str) -> ProductionReport:
 
 def publish(store: ModelStore, model: Model, *, by: str, promote: str = "manual",
             token: str | None = None,
-            production_report: ProductionReport | None = None) -> Published:
+            production_report: ProductionReport | None = None,
+            shadow_gate: ShadowGate | None = None) -> Published:
     """Publish ``model`` (its evaluation is in its metadata) and, with ``promote="auto"``,
     point ``production`` at it when the gates pass against the current production (judged
     by ``production_report``, default the stored evaluation) and no operator has pinned it.
@@ -238,19 +268,30 @@ def publish(store: ModelStore, model: Model, *, by: str, promote: str = "manual"
         return Published(record.version, True, GateResult(True), production)
     return promote_version(store, game=game, version=record.version,
                            report=model.info.evaluation, by=by,
-                           production_report=production_report)
+                           production_report=production_report, shadow_gate=shadow_gate)
 
 
 def promote_version(store: ModelStore, *, game: str, version: int, report: dict[str, Any],
-                    by: str, production_report: ProductionReport | None = None) -> Published:
+                    by: str, production_report: ProductionReport | None = None,
+                    shadow_gate: ShadowGate | None = None) -> Published:
     """Point ``production`` at the published ``version`` (evaluated as ``report``) if the
-    gates pass against the current production and it is not pinned."""
-    production = store.rollout(game=game).production
+    gates pass against the current production, its shadow test passed (with a
+    ``shadow_gate``: until then it is shadowed, and ``held`` says how far the test is) and
+    production is not pinned."""
+    rollout = store.rollout(game=game)
+    production = rollout.production
     judge = production_report or stored_report(store, game)
     current = judge(production) if production is not None else None
     gates = check_gates(report, current)
     if not gates.passed:
         return Published(version, False, gates, production)
+    if shadow_gate is not None and production is not None:
+        passed, why = shadow_gate.check(store, game=game, version=version,
+                                        production=production)
+        if not passed:
+            if (rollout.shadow, rollout.shadow_share) != (version, shadow_gate.share):
+                store.set_shadow(game=game, version=version, share=shadow_gate.share, by=by)
+            return Published(version, False, gates, production, held=why)
     try:
         store.set_alias(game=game, alias="production", version=version, by=by,
                         unless_pinned=True)

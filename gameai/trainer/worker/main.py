@@ -45,7 +45,7 @@ from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.learners.base import Learner
 from gameai.trainer.training import opening_values, with_evaluation
-from gameai.trainer.worker.gates import check_gates, promote_version, publish
+from gameai.trainer.worker.gates import ShadowGate, check_gates, promote_version, publish
 from gameai.trainer.worker.metrics import MetricsServer, TrainerMetrics
 from gameai.trainer.worker.production import Own, ProductionView
 from gameai.trainer.worker.settings import SettingsError, WorkerSettings
@@ -53,6 +53,7 @@ from gameai.trainer.worker.settings import SettingsError, WorkerSettings
 log = logging.getLogger("gameai.trainer")
 ROUND_SECONDS = 0.25  # self-play between checks of the stop flag and the retry clock
 RETRY_FIRST, RETRY_MAX = 1.0, 30.0
+SHADOW_CHECK_SECONDS = 10.0  # how often a shadowed candidate's test is looked at
 STALL_SECONDS = 600.0  # /healthz turns 503 if the loop has not come round for this long
 PING_SECONDS = 5.0  # how often a background thread checks the store for store_up
 IDLE_POLL = 2.0  # seconds between looks at the store while idle
@@ -98,6 +99,7 @@ class Worker:
         self._abortable = False
         self._retry_at = 0.0
         self._backoff = RETRY_FIRST
+        self._shadow_check = 0.0  # when to look at a shadowed candidate's test next
         self._last_publish = -float("inf")
         self._play_seconds = 0.0
         self._eval_seconds = 0.0
@@ -226,17 +228,27 @@ class Worker:
             log.info("production %s version %s is %s: automatic promotion holds off until "
                      "it is released", self.settings.game.name, self.view.production,
                      self.view.pin.describe())
+        self._promote_waiting()
+        self._update_idle()
+
+    def _promote_waiting(self) -> None:
+        """Promote this trainer's own version if it waits (a pin, a shadow test)."""
         own = self.view.own
         if (self.settings.promote == "auto" and own is not None and self.view.pin is None
                 and self.view.production != own.version):
             self._promote_own(own)
-        self._update_idle()
+
+    def _shadow_gate(self) -> ShadowGate | None:
+        if not self.settings.shadow_gate:
+            return None
+        return ShadowGate(self.settings.shadow_gate, self.settings.shadow_share)
 
     def _promote_own(self, own: Own) -> None:
         try:
             done = promote_version(self.store, game=self.settings.game.name,
                                    version=own.version, report=own.report, by=self.by,
-                                   production_report=self.view.report_of)
+                                   production_report=self.view.report_of,
+                                   shadow_gate=self._shadow_gate())
         except StoreError as e:
             log.warning("cannot promote version %d now: %s", own.version, e)
             return
@@ -308,13 +320,18 @@ class Worker:
         if (self.pending is not None and now >= self._retry_at
                 and now - self._last_publish >= self.settings.publish_min_seconds):
             self._publish()
+        if self._shadow_gate() is not None and now >= self._shadow_check:
+            # a shadowed candidate waits for the servers' comparisons: look again
+            self._shadow_check = now + SHADOW_CHECK_SECONDS
+            self._promote_waiting()
 
     def _publish(self) -> None:
         assert self.pending is not None
         try:
             done = publish(self.store, self.pending.model, by=self.by,
                            promote=self.settings.promote, token=self.pending.token,
-                           production_report=self.view.report_of)
+                           production_report=self.view.report_of,
+                           shadow_gate=self._shadow_gate())
         except StoreUnavailable as e:
             self.metrics.publish_failed()
             self.metrics.store_up(False)

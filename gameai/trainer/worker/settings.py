@@ -47,6 +47,8 @@ class WorkerSettings:
     log_level: str = "info"
     judge_games: int = 100  # games a match of the gates' judge (boards past the tables)
     judge_time: float = 2.0  # seconds of solver search per opponent move there
+    shadow_gate: int = 0  # proved live queries a shadow test needs before promotion (0: none)
+    shadow_share: int = 100  # percent of production's best-move queries shadowed meanwhile
     cluster: str | None = None  # a Ray cluster for the n-tuple learner's actors ("auto")
     on_node_loss: str = "continue"  # a dead node's unsent games: to the rest, or "wait"
 
@@ -83,7 +85,18 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
         log_level=level, judge_games=_judge_games(flags.get("judge_games")),
         judge_time=_judge_time(flags.get("judge_time")), cluster=flags.get("cluster"),
-        on_node_loss=flags.get("on_node_loss") or "continue")
+        on_node_loss=flags.get("on_node_loss") or "continue",
+        shadow_gate=_whole(flags.get("shadow_gate"), "--shadow-gate", 0, 10_000_000, 0),
+        shadow_share=_whole(flags.get("shadow_share"), "--shadow-share", 1, 100, 100))
+
+
+def _whole(raw: Any, flag: str, low: int, high: int, default: int) -> int:
+    if raw is None:
+        return default
+    value = int(raw)
+    if not low <= value <= high:
+        raise SettingsError(f"{flag}: must be a whole number from {low} to {high}, got {value}")
+    return value
 
 
 def _judge_games(raw: Any) -> int:

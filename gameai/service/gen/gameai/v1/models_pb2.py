@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gameai/v1/models.proto\x12\tgameai.v1\"\x12\n\x10ListGamesRequest\"\xf2\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04rows\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ols\x18\x03 \x01(\x05\x12\t\n\x01k\x18\x04 \x01(\x05\x12\x0f\n\x07gravity\x18\x05 \x01(\x08\x12\x31\n\x07\x61liases\x18\x06 \x03(\x0b\x32 .gameai.v1.GameInfo.AliasesEntry\x12\x15\n\rcanary_weight\x18\x07 \x01(\x05\x12\x17\n\x0floaded_versions\x18\x08 \x03(\x03\x12\r\n\x05ready\x18\t \x01(\x08\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"7\n\x11ListGamesResponse\x12\"\n\x05games\x18\x01 \x03(\x0b\x32\x13.gameai.v1.GameInfo\"!\n\x11ListModelsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"\xa9\x02\n\x0cModelVersion\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x0e\n\x06sha256\x18\x03 \x01(\t\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x11\n\talgorithm\x18\x06 \x01(\t\x12\x14\n\x0cgames_played\x18\x07 \x01(\x03\x12\x12\n\ncreated_at\x18\x08 \x01(\t\x12\x14\n\x0cpublished_at\x18\t \x01(\t\x12\x14\n\x0cpublished_by\x18\n \x01(\t\x12\x16\n\x0eparent_version\x18\x0b \x01(\x03\x12\x0f\n\x07\x61liases\x18\x0c \x03(\t\x12\x17\n\x0f\x65valuation_json\x18\r \x01(\t\x12\x13\n\x0bparams_json\x18\x0e \x01(\t\x12\x0e\n\x06loaded\x18\x0f \x01(\x08\"\xd1\x01\n\x12ListModelsResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12)\n\x08versions\x18\x02 \x03(\x0b\x32\x17.gameai.v1.ModelVersion\x12;\n\x07\x61liases\x18\x03 \x03(\x0b\x32*.gameai.v1.ListModelsResponse.AliasesEntry\x12\x15\n\rcanary_weight\x18\x04 \x01(\x05\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"0\n\x0fGetModelRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t2\xe2\x01\n\x0cModelService\x12\x46\n\tListGames\x12\x1b.gameai.v1.ListGamesRequest\x1a\x1c.gameai.v1.ListGamesResponse\x12I\n\nListModels\x12\x1c.gameai.v1.ListModelsRequest\x1a\x1d.gameai.v1.ListModelsResponse\x12?\n\x08GetModel\x12\x1a.gameai.v1.GetModelRequest\x1a\x17.gameai.v1.ModelVersionb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16gameai/v1/models.proto\x12\tgameai.v1\"\x12\n\x10ListGamesRequest\"\x88\x02\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04rows\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ols\x18\x03 \x01(\x05\x12\t\n\x01k\x18\x04 \x01(\x05\x12\x0f\n\x07gravity\x18\x05 \x01(\x08\x12\x31\n\x07\x61liases\x18\x06 \x03(\x0b\x32 .gameai.v1.GameInfo.AliasesEntry\x12\x15\n\rcanary_weight\x18\x07 \x01(\x05\x12\x17\n\x0floaded_versions\x18\x08 \x03(\x03\x12\r\n\x05ready\x18\t \x01(\x08\x12\x14\n\x0cshadow_share\x18\x14 \x01(\x05\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"7\n\x11ListGamesResponse\x12\"\n\x05games\x18\x01 \x03(\x0b\x32\x13.gameai.v1.GameInfo\"!\n\x11ListModelsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"\xa9\x02\n\x0cModelVersion\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x0e\n\x06sha256\x18\x03 \x01(\t\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12\x0c\n\x04kind\x18\x05 \x01(\t\x12\x11\n\talgorithm\x18\x06 \x01(\t\x12\x14\n\x0cgames_played\x18\x07 \x01(\x03\x12\x12\n\ncreated_at\x18\x08 \x01(\t\x12\x14\n\x0cpublished_at\x18\t \x01(\t\x12\x14\n\x0cpublished_by\x18\n \x01(\t\x12\x16\n\x0eparent_version\x18\x0b \x01(\x03\x12\x0f\n\x07\x61liases\x18\x0c \x03(\t\x12\x17\n\x0f\x65valuation_json\x18\r \x01(\t\x12\x13\n\x0bparams_json\x18\x0e \x01(\t\x12\x0e\n\x06loaded\x18\x0f \x01(\x08\"\xf8\x01\n\x12ListModelsResponse\x12\x0c\n\x04game\x18\x01 \x01(\t\x12)\n\x08versions\x18\x02 \x03(\x0b\x32\x17.gameai.v1.ModelVersion\x12;\n\x07\x61liases\x18\x03 \x03(\x0b\x32*.gameai.v1.ListModelsResponse.AliasesEntry\x12\x15\n\rcanary_weight\x18\x04 \x01(\x05\x12%\n\x06shadow\x18\x14 \x01(\x0b\x32\x15.gameai.v1.ShadowTest\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\xdc\x01\n\nShadowTest\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\r\n\x05share\x18\x02 \x01(\x05\x12\x12\n\nproduction\x18\x03 \x01(\x03\x12\x10\n\x08\x63ompared\x18\x04 \x01(\x03\x12\x0e\n\x06\x61greed\x18\x05 \x01(\x03\x12\x0e\n\x06proved\x18\x06 \x01(\x03\x12\x1a\n\x12production_optimal\x18\x07 \x01(\x03\x12\x16\n\x0eshadow_optimal\x18\x08 \x01(\x03\x12\x0f\n\x07\x64ropped\x18\t \x01(\x03\x12\x0f\n\x07summary\x18\n \x01(\t\x12\x12\n\nupdated_at\x18\x0b \x01(\t\"0\n\x0fGetModelRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t2\xe2\x01\n\x0cModelService\x12\x46\n\tListGames\x12\x1b.gameai.v1.ListGamesRequest\x1a\x1c.gameai.v1.ListGamesResponse\x12I\n\nListModels\x12\x1c.gameai.v1.ListModelsRequest\x1a\x1d.gameai.v1.ListModelsResponse\x12?\n\x08GetModel\x12\x1a.gameai.v1.GetModelRequest\x1a\x17.gameai.v1.ModelVersionb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,21 +39,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTGAMESREQUEST']._serialized_start=37
   _globals['_LISTGAMESREQUEST']._serialized_end=55
   _globals['_GAMEINFO']._serialized_start=58
-  _globals['_GAMEINFO']._serialized_end=300
-  _globals['_GAMEINFO_ALIASESENTRY']._serialized_start=254
-  _globals['_GAMEINFO_ALIASESENTRY']._serialized_end=300
-  _globals['_LISTGAMESRESPONSE']._serialized_start=302
-  _globals['_LISTGAMESRESPONSE']._serialized_end=357
-  _globals['_LISTMODELSREQUEST']._serialized_start=359
-  _globals['_LISTMODELSREQUEST']._serialized_end=392
-  _globals['_MODELVERSION']._serialized_start=395
-  _globals['_MODELVERSION']._serialized_end=692
-  _globals['_LISTMODELSRESPONSE']._serialized_start=695
-  _globals['_LISTMODELSRESPONSE']._serialized_end=904
-  _globals['_LISTMODELSRESPONSE_ALIASESENTRY']._serialized_start=254
-  _globals['_LISTMODELSRESPONSE_ALIASESENTRY']._serialized_end=300
-  _globals['_GETMODELREQUEST']._serialized_start=906
-  _globals['_GETMODELREQUEST']._serialized_end=954
-  _globals['_MODELSERVICE']._serialized_start=957
-  _globals['_MODELSERVICE']._serialized_end=1183
+  _globals['_GAMEINFO']._serialized_end=322
+  _globals['_GAMEINFO_ALIASESENTRY']._serialized_start=276
+  _globals['_GAMEINFO_ALIASESENTRY']._serialized_end=322
+  _globals['_LISTGAMESRESPONSE']._serialized_start=324
+  _globals['_LISTGAMESRESPONSE']._serialized_end=379
+  _globals['_LISTMODELSREQUEST']._serialized_start=381
+  _globals['_LISTMODELSREQUEST']._serialized_end=414
+  _globals['_MODELVERSION']._serialized_start=417
+  _globals['_MODELVERSION']._serialized_end=714
+  _globals['_LISTMODELSRESPONSE']._serialized_start=717
+  _globals['_LISTMODELSRESPONSE']._serialized_end=965
+  _globals['_LISTMODELSRESPONSE_ALIASESENTRY']._serialized_start=276
+  _globals['_LISTMODELSRESPONSE_ALIASESENTRY']._serialized_end=322
+  _globals['_SHADOWTEST']._serialized_start=968
+  _globals['_SHADOWTEST']._serialized_end=1188
+  _globals['_GETMODELREQUEST']._serialized_start=1190
+  _globals['_GETMODELREQUEST']._serialized_end=1238
+  _globals['_MODELSERVICE']._serialized_start=1241
+  _globals['_MODELSERVICE']._serialized_end=1467
 # @@protoc_insertion_point(module_scope)

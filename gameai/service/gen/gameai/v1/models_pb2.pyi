@@ -12,7 +12,7 @@ class ListGamesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("name", "rows", "cols", "k", "gravity", "aliases", "canary_weight", "loaded_versions", "ready")
+    __slots__ = ("name", "rows", "cols", "k", "gravity", "aliases", "canary_weight", "loaded_versions", "ready", "shadow_share")
     class AliasesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class GameInfo(_message.Message):
     CANARY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     LOADED_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_SHARE_FIELD_NUMBER: _ClassVar[int]
     name: str
     rows: int
     cols: int
@@ -38,7 +39,8 @@ class GameInfo(_message.Message):
     canary_weight: int
     loaded_versions: _containers.RepeatedScalarFieldContainer[int]
     ready: bool
-    def __init__(self, name: _Optional[str] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., k: _Optional[int] = ..., gravity: _Optional[bool] = ..., aliases: _Optional[_Mapping[str, int]] = ..., canary_weight: _Optional[int] = ..., loaded_versions: _Optional[_Iterable[int]] = ..., ready: _Optional[bool] = ...) -> None: ...
+    shadow_share: int
+    def __init__(self, name: _Optional[str] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., k: _Optional[int] = ..., gravity: _Optional[bool] = ..., aliases: _Optional[_Mapping[str, int]] = ..., canary_weight: _Optional[int] = ..., loaded_versions: _Optional[_Iterable[int]] = ..., ready: _Optional[bool] = ..., shadow_share: _Optional[int] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games",)
@@ -87,7 +89,7 @@ class ModelVersion(_message.Message):
     def __init__(self, game: _Optional[str] = ..., version: _Optional[int] = ..., sha256: _Optional[str] = ..., size: _Optional[int] = ..., kind: _Optional[str] = ..., algorithm: _Optional[str] = ..., games_played: _Optional[int] = ..., created_at: _Optional[str] = ..., published_at: _Optional[str] = ..., published_by: _Optional[str] = ..., parent_version: _Optional[int] = ..., aliases: _Optional[_Iterable[str]] = ..., evaluation_json: _Optional[str] = ..., params_json: _Optional[str] = ..., loaded: _Optional[bool] = ...) -> None: ...
 
 class ListModelsResponse(_message.Message):
-    __slots__ = ("game", "versions", "aliases", "canary_weight")
+    __slots__ = ("game", "versions", "aliases", "canary_weight", "shadow")
     class AliasesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -99,11 +101,39 @@ class ListModelsResponse(_message.Message):
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
     ALIASES_FIELD_NUMBER: _ClassVar[int]
     CANARY_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_FIELD_NUMBER: _ClassVar[int]
     game: str
     versions: _containers.RepeatedCompositeFieldContainer[ModelVersion]
     aliases: _containers.ScalarMap[str, int]
     canary_weight: int
-    def __init__(self, game: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[ModelVersion, _Mapping]]] = ..., aliases: _Optional[_Mapping[str, int]] = ..., canary_weight: _Optional[int] = ...) -> None: ...
+    shadow: ShadowTest
+    def __init__(self, game: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[ModelVersion, _Mapping]]] = ..., aliases: _Optional[_Mapping[str, int]] = ..., canary_weight: _Optional[int] = ..., shadow: _Optional[_Union[ShadowTest, _Mapping]] = ...) -> None: ...
+
+class ShadowTest(_message.Message):
+    __slots__ = ("version", "share", "production", "compared", "agreed", "proved", "production_optimal", "shadow_optimal", "dropped", "summary", "updated_at")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    PRODUCTION_FIELD_NUMBER: _ClassVar[int]
+    COMPARED_FIELD_NUMBER: _ClassVar[int]
+    AGREED_FIELD_NUMBER: _ClassVar[int]
+    PROVED_FIELD_NUMBER: _ClassVar[int]
+    PRODUCTION_OPTIMAL_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_OPTIMAL_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    share: int
+    production: int
+    compared: int
+    agreed: int
+    proved: int
+    production_optimal: int
+    shadow_optimal: int
+    dropped: int
+    summary: str
+    updated_at: str
+    def __init__(self, version: _Optional[int] = ..., share: _Optional[int] = ..., production: _Optional[int] = ..., compared: _Optional[int] = ..., agreed: _Optional[int] = ..., proved: _Optional[int] = ..., production_optimal: _Optional[int] = ..., shadow_optimal: _Optional[int] = ..., dropped: _Optional[int] = ..., summary: _Optional[str] = ..., updated_at: _Optional[str] = ...) -> None: ...
 
 class GetModelRequest(_message.Message):
     __slots__ = ("game", "version")

@@ -60,6 +60,16 @@ class MoveServiceStub:
                 request_serializer=gameai_dot_v1_dot_move__pb2.ListLevelsRequest.SerializeToString,
                 response_deserializer=gameai_dot_v1_dot_move__pb2.ListLevelsResponse.FromString,
                 _registered_method=True)
+        self.Review = channel.unary_unary(
+                '/gameai.v1.MoveService/Review',
+                request_serializer=gameai_dot_v1_dot_move__pb2.ReviewRequest.SerializeToString,
+                response_deserializer=gameai_dot_v1_dot_move__pb2.ReviewResponse.FromString,
+                _registered_method=True)
+        self.AnalyzeStream = channel.unary_stream(
+                '/gameai.v1.MoveService/AnalyzeStream',
+                request_serializer=gameai_dot_v1_dot_move__pb2.AnalyzeStreamRequest.SerializeToString,
+                response_deserializer=gameai_dot_v1_dot_move__pb2.AnalysisUpdate.FromString,
+                _registered_method=True)
 
 
 class MoveServiceServicer:
@@ -102,6 +112,24 @@ class MoveServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Review(self, request, context):
+        """A whole game reviewed ply by ply: the value before and after each move, the best
+        move, and a judgment (best, good, inaccuracy, mistake, blunder by the loss in value;
+        throws away a forced win or walks into a forced loss where the solver proves it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnalyzeStream(self, request, context):
+        """A long analysis streamed: the model's values depth by depth, then the solver's
+        proofs move by move, until the position is proved or the budget is spent.
+        Cancelling the call stops the work on the server.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MoveServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +157,16 @@ def add_MoveServiceServicer_to_server(servicer, server):
                     servicer.ListLevels,
                     request_deserializer=gameai_dot_v1_dot_move__pb2.ListLevelsRequest.FromString,
                     response_serializer=gameai_dot_v1_dot_move__pb2.ListLevelsResponse.SerializeToString,
+            ),
+            'Review': grpc.unary_unary_rpc_method_handler(
+                    servicer.Review,
+                    request_deserializer=gameai_dot_v1_dot_move__pb2.ReviewRequest.FromString,
+                    response_serializer=gameai_dot_v1_dot_move__pb2.ReviewResponse.SerializeToString,
+            ),
+            'AnalyzeStream': grpc.unary_stream_rpc_method_handler(
+                    servicer.AnalyzeStream,
+                    request_deserializer=gameai_dot_v1_dot_move__pb2.AnalyzeStreamRequest.FromString,
+                    response_serializer=gameai_dot_v1_dot_move__pb2.AnalysisUpdate.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -266,6 +304,60 @@ class MoveService:
             '/gameai.v1.MoveService/ListLevels',
             gameai_dot_v1_dot_move__pb2.ListLevelsRequest.SerializeToString,
             gameai_dot_v1_dot_move__pb2.ListLevelsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Review(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gameai.v1.MoveService/Review',
+            gameai_dot_v1_dot_move__pb2.ReviewRequest.SerializeToString,
+            gameai_dot_v1_dot_move__pb2.ReviewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyzeStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/gameai.v1.MoveService/AnalyzeStream',
+            gameai_dot_v1_dot_move__pb2.AnalyzeStreamRequest.SerializeToString,
+            gameai_dot_v1_dot_move__pb2.AnalysisUpdate.FromString,
             options,
             channel_credentials,
             insecure,
