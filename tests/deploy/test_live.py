@@ -37,6 +37,8 @@ EMPTY_WHEN_HEALTHY = {
     "Server error ratio", "Server error ratio by transport and method", "Alias changes",
     # parallel self-play's figures: a trainer with one actor (gameai up's) has none
     "Games/s per actor", "Cluster", "Merge lag and staleness",
+    # a shadow test's figures: none until an operator shadows a candidate
+    "Shadow test: agreement and optimal moves", "Shadow traffic",
 }
 
 

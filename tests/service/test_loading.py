@@ -16,6 +16,7 @@ from gameai.service.errors import Loading, classify
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
 from gameai.service.rest import moves
+from gameai.service.rest.deps import bind
 from gameai.service.rest.errors import add_error_handlers
 from gameai.service.runtime import Runtime
 from gameai.service.session import ModelSession
@@ -59,7 +60,7 @@ def test_a_request_while_production_loads_is_told_to_retry(
         assert registry.readiness()["games"]["tictactoe"]["loading"] == {"production": version}
 
         app = FastAPI()
-        app.state.runtime = Runtime(settings(store), registry, metrics)
+        bind(app, Runtime(settings(store), registry, metrics))
         app.include_router(moves.router)
         add_error_handlers(app)
         with TestClient(app) as http:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
 from gameai.service.rest import admin, catalog, moves
+from gameai.service.rest.deps import bind
 from gameai.service.rest.errors import add_error_handlers
 from gameai.service.runtime import Runtime
 from gameai.store import ModelStore
@@ -30,7 +31,7 @@ def runtime(module_store: ModelStore) -> Iterator[Runtime]:
 
 def client(runtime: Runtime, *routers: object) -> TestClient:
     app = FastAPI()
-    app.state.runtime = runtime
+    bind(app, runtime)
     for router in routers:
         app.include_router(router)  # type: ignore[arg-type]
     add_error_handlers(app)

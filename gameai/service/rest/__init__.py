@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 
 from gameai.service.rest import admin, catalog, engine, health, moves
 from gameai.service.rest.bodies import add_request_schemas
+from gameai.service.rest.deps import bind
 from gameai.service.rest.errors import add_error_handlers
 from gameai.service.rest.health import WEB_DIR
 from gameai.service.rest.middleware import RequestMetrics
@@ -31,7 +32,7 @@ def create_app(runtime: Runtime) -> FastAPI:
     app = FastAPIOffline(title="gameai move server", version="1",
                          description="Best moves and position values for m,n,k games. "
                          "The same API over gRPC: proto/gameai/v1.")
-    app.state.runtime = runtime
+    bind(app, runtime)
     app.include_router(moves.router)
     app.include_router(engine.router)
     app.include_router(catalog.router)

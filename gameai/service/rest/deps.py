@@ -7,10 +7,18 @@ from __future__ import annotations
 import hmac
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, FastAPI, Header, Request
 
 from gameai.service.errors import Unauthenticated
 from gameai.service.runtime import Runtime
+
+
+def bind(app: FastAPI, runtime: Runtime) -> None:
+    """Give ``app``'s routes ``runtime``, and the admin guard its token's bytes (made once
+    here, so the constant-time check does nothing else per request)."""
+    app.state.runtime = runtime
+    token = runtime.settings.admin_token
+    app.state.admin_expected = None if token is None else f"Bearer {token}".encode()
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -31,8 +39,7 @@ def require_admin(request: Request, authorization: Annotated[str, Header()] = ""
     Raises:
         Unauthenticated: a missing or wrong token (HTTP 401).
     """
-    token = runtime_of(request).settings.admin_token
-    expected = f"Bearer {token}".encode()
-    if token is None or not hmac.compare_digest(authorization.encode(), expected):
+    expected: bytes | None = request.app.state.admin_expected  # made once, at start
+    if expected is None or not hmac.compare_digest(authorization.encode(), expected):
         raise Unauthenticated("a valid 'Authorization: Bearer <token>' header is required",
                               field="authorization")
