@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +35,7 @@ from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.games.mnk.keys import U64, masks_from_base3, transform_mask
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
-from gameai.models.model import F32, Evaluation, Model
+from gameai.models.model import F32, Evaluation, Model, SearchReport
 from gameai.models.ntuple_kernels import Net, move_values, search_many, search_values
 
 # The search depth a server uses when a request gives none, per game: the deepest whose
@@ -270,7 +269,8 @@ class NtupleModel(Model):
         to ``max_depth``, stopping before a depth that would pass ``nodes`` (in all) or
         ``seconds`` (each depth's node limit is what the time left buys at the rate
         measured so far, so a search overruns its time by at most one depth's estimate).
-        The answer is the deepest search that finished (depth 0 always does).
+        The answer is the deepest search that finished (depth 0 always does). Without a
+        budget, the one search ``max_depth`` deep (deepening would only cost).
 
         Raises:
             ValueError: ``max_depth`` is negative.
@@ -281,6 +281,13 @@ class NtupleModel(Model):
         self._check(board)
         b = _board(board)
         started = time.perf_counter()
+        if nodes is None and seconds is None:  # no budget: deepening would only cost
+            counter = np.zeros(2, np.int64)
+            evaluation = self._searched(b, max_depth, best_only, counter)
+            assert evaluation is not None
+            return evaluation, SearchReport(max_depth, int(counter[0]),
+                                            time.perf_counter() - started, True,
+                                            self.sees_the_end(b, max_depth))
         evaluation = self._searched(b, 0, best_only, counter := np.zeros(2, np.int64))
         assert evaluation is not None
         spent, reached = int(counter[0]), 0
@@ -300,7 +307,14 @@ class NtupleModel(Model):
                 break
             evaluation, reached = deeper, depth
         return evaluation, SearchReport(reached, spent, time.perf_counter() - started,
-                                        reached == max_depth)
+                                        reached == max_depth, self.sees_the_end(b, reached))
+
+    def sees_the_end(self, board: State, depth: int) -> bool:
+        """Whether a search ``depth`` deep from ``board`` reaches the end of every line (the
+        board is full by then), so that its values are the game's exact outcomes."""
+        b = _board(board)
+        empty = self.game.cells - b.ply
+        return int(self.plies(np.array(empty), depth)) + 1 >= empty
 
     def _searched(self, b: Board, depth: int, best_only: bool, counter: npt.NDArray[np.int64]
                   ) -> Evaluation | None:
@@ -343,17 +357,6 @@ class NtupleModel(Model):
         game = as_mnk(self.game)
         x, o = transform_mask(game, b.x, sym), transform_mask(game, b.o, sym)
         return self.values_of_masks(np.array([x], np.uint64), np.array([o], np.uint64))[0]
-
-
-@dataclass(frozen=True)
-class SearchReport:
-    """What a search within a budget used: the depth it finished (``complete`` when that is
-    the depth asked for), the nodes it searched and its time."""
-
-    depth: int
-    nodes: int
-    seconds: float
-    complete: bool
 
 
 def _board(state: State) -> Board:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game
+from gameai.games import Game, State
 from gameai.models import Evaluation, MoveValue, NtupleModel
 from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
@@ -39,6 +40,7 @@ from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from gameai.service.registry import Registry, Served
 from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
+from gameai.service.top import TopMove, solved, top_moves
 from gameai.store import (
     AliasChange,
     Pin,
@@ -50,9 +52,44 @@ from gameai.store import (
 )
 
 MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
+MAX_NODES = 10_000_000  # the most nodes a request's search may take (Settings.max_nodes)
+MAX_TIME_MS = 10_000  # the longest a request's search may take (Settings.max_time_ms)
+MAX_TOP = 10  # the most best moves, each with its line, one answer may list
+TOP_SOLVE_MS = 20  # the solver's budget for a top query's exact figures, when it gives none
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
 SEARCHED_BATCH_SHARE = 10  # a batch with a depth takes a tenth of the boards of one without
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one query's search may spend, within the server's limits: how deep (None: the
+    model does not search), and at most how many nodes and milliseconds (None: no bound
+    but the depth)."""
+
+    depth: int | None
+    nodes: int | None = None
+    time_ms: int | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.time_ms is None else self.time_ms / 1000
+
+
+@dataclass(frozen=True)
+class SearchUsed:
+    """What a query's search used (KataGo's and UCI's report): the ``budget`` it had, the
+    depth it finished (None: the model does not search), its nodes and its time in
+    microseconds (the whole query's work: search, lines and solver), whether it finished
+    the depth it was allowed (``complete``) and whether its values are proved (``exact``:
+    the solver proved the position, or the search saw the end of every line)."""
+
+    budget: Budget
+    depth: int | None
+    nodes: int
+    time_us: int
+    complete: bool
+    exact: bool
 
 
 @dataclass(frozen=True)
@@ -64,6 +101,8 @@ class MoveAnswer:
     board: str | None = None  # the position answered, when the request gave moves
     level: str = DEFAULT_LEVEL
     depth: int | None = None  # the search's depth, for a model that searches
+    top: tuple[TopMove, ...] | None = None  # the best moves with their lines, when asked
+    search: SearchUsed | None = None  # what the search used, when it searched or was bound
 
 
 @dataclass(frozen=True)
@@ -73,6 +112,8 @@ class EvaluateAnswer:
     evaluation: Evaluation
     board: str | None = None  # the position answered, when the request gave moves
     depth: int | None = None  # the search's depth, for a model that searches
+    top: tuple[TopMove, ...] | None = None
+    search: SearchUsed | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +123,7 @@ class AnalyzeAnswer:
     analysis: Analysis
     board: str | None = None  # the position answered, when the request gave moves
     depth: int | None = None  # the search depth of a model that searches
+    search: SearchUsed | None = None
 
 
 @dataclass(frozen=True)
@@ -176,18 +218,25 @@ class ModelListing:
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
               client_id: str = "", to_move: str = "", moves: object = None, level: object = "",
-              seed: object = None, depth: object = None,
-              max_depth: int = MAX_DEPTH) -> MoveAnswer:
+              seed: object = None, depth: object = None, top: object = None,
+              nodes: object = None, time_ms: object = None, max_depth: int = MAX_DEPTH,
+              max_nodes: int = MAX_NODES, max_time_ms: int = MAX_TIME_MS) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
     move on ``board`` (with ``to_move`` where the game needs it), or after the move list
     ``moves``, by the answering version's values. A ``seed`` makes the level's draws
     repeatable: the same seed, level and position, the same move. ``depth``: how far a
-    model that searches looks ahead (at most ``max_depth``; its game's default if None)."""
+    model that searches looks ahead (at most ``max_depth``; its game's default if None);
+    ``nodes`` and ``time_ms`` bound that search (:func:`budget`). ``top``: also the model's
+    ``top`` best moves with their lines (:mod:`gameai.service.top`)."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    count = _top(top)
     chosen, seed = _level(level), _seed(seed)
     draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
-    answer, position = _position(loaded, board, to_move, moves, searched, best_only=not draws)
+    best_only = not draws and count in (None, 1)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, best_only,
+                                 limits=limits)
     rng = None
     if draws:
         rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
@@ -198,8 +247,11 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
-        registry.mirror(name, loaded, text, side, searched)
-    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)
+        registry.mirror(name, loaded, text, side, limits.depth)
+    ranked, used = _report(loaded, answer, limits, count, started,
+                           asked=depth is not None or nodes is not None or time_ms is not None)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
+                      _reached(answer, limits), ranked, used)
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
@@ -212,14 +264,41 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
              client_id: str = "", to_move: str = "", moves: object = None,
-             depth: object = None, max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+             depth: object = None, top: object = None, nodes: object = None,
+             time_ms: object = None, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+             max_time_ms: int = MAX_TIME_MS) -> EvaluateAnswer:
     """The position's value and every legal move's value, best first (by a search
-    ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
+    ``depth`` plies ahead within ``nodes`` and ``time_ms``, for a model that searches:
+    see :func:`best_move`); with ``top``, the best moves with their lines too."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
-    answer, position = _position(loaded, board, to_move, moves, searched)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    count = _top(top)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, limits=limits)
+    ranked, used = _report(loaded, answer, limits, count, started,
+                           asked=depth is not None or nodes is not None or time_ms is not None)
     return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position,
-                          searched)
+                          _reached(answer, limits), ranked, used)
+
+
+def budget(loaded: ModelSession, depth: object, nodes: object, time_ms: object,
+           max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+           max_time_ms: int = MAX_TIME_MS) -> Budget:
+    """A query's search budget for ``loaded``: ``depth`` as :func:`_depth` checks it;
+    ``nodes`` and ``time_ms`` whole numbers from 1, capped at the server's ``max_nodes``
+    and ``max_time_ms`` (the answer's ``search`` shows what applied). With a node or time
+    bound and no depth, a model that searches deepens as far as ``max_depth`` allows; a
+    model that does not search answers by its values, which take no search.
+
+    Raises:
+        InvalidRequest: a bad depth, nodes or time_ms (named).
+    """
+    bound_nodes = _bound(nodes, "nodes", max_nodes)
+    bound_ms = _bound(time_ms, "time_ms", max_time_ms)
+    searched = _depth(loaded, depth, max_depth)
+    if depth is None and searched is not None and (bound_nodes or bound_ms):
+        searched = max_depth
+    return Budget(searched, bound_nodes, bound_ms)
 
 
 def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
@@ -237,20 +316,88 @@ def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
     return value
 
 
+def _reached(answer: Position, limits: Budget) -> int | None:
+    """The depth the answer's values come from: the one its search finished."""
+    return limits.depth if answer.report is None else answer.report.depth
+
+
+def _bound(value: object, field: str, cap: int) -> int | None:
+    """A node or time bound: a whole number from 1, capped at ``cap`` (None: not given)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"must be a whole number from 1 (at most {cap:,} apply on this "
+                             f"server), got {json.dumps(value, default=str)[:40]}", field=field)
+    return min(value, cap)
+
+
+def _top(value: object) -> int | None:
+    """How many best moves a query asks for, with their lines (None: not asked)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP:
+        raise InvalidRequest(f"must be a whole number of moves from 1 to {MAX_TOP}, got "
+                             f"{json.dumps(value, default=str)[:40]}", field="top")
+    return value
+
+
+def _report(loaded: ModelSession, answer: Position, limits: Budget, count: int | None,
+            started: float, *, asked: bool
+            ) -> tuple[tuple[TopMove, ...] | None, SearchUsed | None]:
+    """The ``count`` best moves with their lines (None: not asked) and what the query's
+    search used (None unless it searched, was bound or asked for top moves: an answer
+    that asks nothing new stays as it was). A top query asks the solver for exact
+    figures within what is left of ``time_ms`` (:data:`TOP_SOLVE_MS` without one)."""
+    report = answer.report
+    if count is None and not asked and report is None:
+        return None, None
+    reached = None if report is None else report.depth
+    ranked, solution = None, None
+    if count is not None:
+        text, side = answer.text.rsplit(" ", 1)
+        state = loaded.model.game.parse(text, to_move=side)
+        left = TOP_SOLVE_MS / 1000
+        if limits.seconds is not None:
+            left = limits.seconds - (time.perf_counter() - started)
+        solution = solved(state, left)
+        ranked = top_moves(loaded, state, answer.evaluation, count, reached, solution)
+    complete = report is None or report.complete
+    exact = solution is not None or (report is not None and report.exact)
+    used = SearchUsed(limits, reached, 0 if report is None else report.nodes,
+                      round((time.perf_counter() - started) * 1e6), complete, exact)
+    return ranked, used
+
+
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
             client_id: str = "", to_move: str = "", moves: object = None,
-            depth: object = None, max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+            depth: object = None, nodes: object = None, time_ms: object = None,
+            max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+            max_time_ms: int = MAX_TIME_MS) -> AnalyzeAnswer:
     """Hints for the position (:mod:`gameai.service.analysis`): every legal move's value (by the
-    search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
-    game has an exact solver, its outcome and distance; the line the model expects. May
-    take a solver's time: the transports run it off the event loop."""
+    search ``depth`` deep within ``nodes`` and ``time_ms``, for a model that searches, as
+    :func:`evaluate`; the line by the depth that search reached) and, where the game has an
+    exact solver, its outcome and distance; the line the model expects. May take a
+    solver's time: the transports run it off the event loop."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
-    answer, position = _position(loaded, board, to_move, moves, searched)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, limits=limits)
     text, side = answer.text.rsplit(" ", 1)
     state = loaded.model.game.parse(text, to_move=side)
-    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation)
-    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
+    reached = None if answer.report is None else answer.report.depth
+
+    def values(s: State) -> Evaluation:
+        if s is state:
+            return answer.evaluation
+        return loaded.position(str(s), s.to_move, reached).evaluation
+
+    analysis = hints(state, values)
+    _, used = _report(loaded, answer, limits, None, started,
+                      asked=depth is not None or nodes is not None or time_ms is not None)
+    if used is not None and analysis.outcome is not None:
+        used = replace(used, exact=True)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position,
+                         reached, used)
 
 
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
@@ -278,28 +425,32 @@ def _calibration() -> dict[str, dict[str, Any]]:
 
 
 def _position(loaded: ModelSession, board: object, to_move: object, moves: object,
-              depth: int | None = None, best_only: bool = False
-              ) -> tuple[Position, str | None]:
+              depth: int | None = None, best_only: bool = False, *,
+              limits: Budget | None = None) -> tuple[Position, str | None]:
     """The request's position as ``loaded`` answers it (:meth:`ModelSession.position`): ``board``
     (and ``to_move``), or exactly instead of them, ``moves`` (None: not given; ``""``: no
-    move yet, the start position); with the position's board when it came from moves.
+    move yet, the start position); with the position's board when it came from moves;
+    searched within the node and time bounds of ``limits``.
 
     Raises:
         InvalidRequest: neither a board nor moves, or both.
     """
     to_move = _text(to_move, "to_move")
     board = _text(board, "board")
+    bounds: dict[str, Any] = {}
+    if limits is not None and depth is not None:  # a model that does not search: no bounds
+        bounds = {"nodes": limits.nodes, "seconds": limits.seconds}
     if moves is not None:
         moves = _text(moves, "moves")
         if board or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        answer, state = loaded.position_after(moves, depth, best_only)
+        answer, state = loaded.position_after(moves, depth, best_only, **bounds)
         return answer, str(state)
     if not board:
         raise InvalidRequest("is required (or moves, for a game with a move notation)",
                              field="board")
-    return loaded.position(board, to_move, depth, best_only), None
+    return loaded.position(board, to_move, depth, best_only, **bounds), None
 
 
 def _level(value: object) -> Level:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gameai.service.core import SearchUsed
 from gameai.service.errors import InvalidRequest
 from gameai.service.gen.gameai.v1 import move_pb2
 from gameai.service.review import ReviewAnswer
 from gameai.service.stream import Bound, Update
+from gameai.service.top import TopMove
 
 LEVELS = {"beginner": move_pb2.LEVEL_NAME_BEGINNER, "casual": move_pb2.LEVEL_NAME_CASUAL,
           "strong": move_pb2.LEVEL_NAME_STRONG, "best": move_pb2.LEVEL_NAME_BEST}
@@ -120,4 +122,33 @@ def update_pb(u: Update) -> Any:
         out.outcome = OUTCOMES[u.outcome]
     if u.distance is not None:
         out.distance = u.distance
+    return out
+
+
+def top_pb(ranked: tuple[TopMove, ...]) -> list[Any]:
+    """The best moves of a top query, each with its exact figures where proved."""
+    out = []
+    for t in ranked:
+        exact: dict[str, Any] = {}
+        if t.outcome is not None:
+            exact = {"outcome": t.outcome, "distance": t.distance}
+        out.append(move_pb2.TopMove(move=move_value_pb(t.move, **exact),
+                                    line=[move_pb(m) for m in t.line]))
+    return out
+
+
+def search_pb(used: SearchUsed) -> Any:
+    """What a query's search used, and the limits it ran under."""
+    b = used.budget
+    limits = move_pb2.SearchLimits()
+    if b.depth is not None:
+        limits.depth = b.depth
+    if b.nodes is not None:
+        limits.nodes = b.nodes
+    if b.time_ms is not None:
+        limits.time_ms = b.time_ms
+    out = move_pb2.SearchReport(nodes=used.nodes, time_us=used.time_us,
+                                complete=used.complete, exact=used.exact, limits=limits)
+    if used.depth is not None:
+        out.depth = used.depth
     return out

@@ -14,6 +14,7 @@ from gameai.models import MoveValue
 from gameai.service import core
 from gameai.service.errors import InvalidRequest
 from gameai.service.registry import Registry
+from gameai.service.top import TopMove
 
 # JSONResponse's encoding (compact, UTF-8, no NaN) with one encoder built once rather than
 # one per response.
@@ -49,6 +50,34 @@ def move_value(m: MoveValue) -> dict[str, Any]:
     return out
 
 
+def add_search(body: dict[str, Any], ranked: tuple[TopMove, ...] | None,
+               used: core.SearchUsed | None) -> None:
+    """Add a query's ``top`` moves and its ``search`` report to its answer, where it has
+    them (an answer that asked for neither, of a model that does not search, is as it
+    always was)."""
+    if ranked is not None:
+        body["top"] = [top_json(t) for t in ranked]
+    if used is not None:
+        body["search"] = search_json(used)
+
+
+def top_json(t: TopMove) -> dict[str, Any]:
+    """One of the best moves: its value, its exact figures where proved, and its line."""
+    out = move_value(t.move)
+    if t.outcome is not None:
+        out["outcome"], out["distance"] = t.outcome, t.distance
+    out["line"] = [move_json(m) for m in t.line]
+    return out
+
+
+def search_json(used: core.SearchUsed) -> dict[str, Any]:
+    """What a query's search used, and the limits it ran under (null: none given)."""
+    b = used.budget
+    return {"depth": used.depth, "nodes": used.nodes, "time_us": used.time_us,
+            "complete": used.complete, "exact": used.exact,
+            "limits": {"depth": b.depth, "nodes": b.nodes, "time_ms": b.time_ms}}
+
+
 def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
     h = a.analysis
     moves = []
@@ -68,6 +97,7 @@ def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
         body["depth"] = a.depth
     if a.board is not None:
         body["board"] = a.board
+    add_search(body, None, a.search)
     return body
 
 

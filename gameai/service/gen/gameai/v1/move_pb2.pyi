@@ -96,7 +96,7 @@ PHASE_SOLVER: Phase
 PHASE_DONE: Phase
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum", "top", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +108,9 @@ class BestMoveRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -119,7 +122,10 @@ class BestMoveRequest(_message.Message):
     seed: int
     level_enum: LevelName
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: int
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
@@ -138,23 +144,61 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum")
+    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "top", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     move: Move
     value: float
     level: str
     level_enum: LevelName
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ...) -> None: ...
+    top: _containers.RepeatedCompositeFieldContainer[TopMove]
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
+
+class TopMove(_message.Message):
+    __slots__ = ("move", "line")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    move: MoveValue
+    line: _containers.RepeatedCompositeFieldContainer[Move]
+    def __init__(self, move: _Optional[_Union[MoveValue, _Mapping]] = ..., line: _Optional[_Iterable[_Union[Move, _Mapping]]] = ...) -> None: ...
+
+class SearchLimits(_message.Message):
+    __slots__ = ("depth", "nodes", "time_ms")
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    depth: int
+    nodes: int
+    time_ms: int
+    def __init__(self, depth: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
+
+class SearchReport(_message.Message):
+    __slots__ = ("depth", "nodes", "time_us", "complete", "exact", "limits")
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_US_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    depth: int
+    nodes: int
+    time_us: int
+    complete: bool
+    exact: bool
+    limits: SearchLimits
+    def __init__(self, depth: _Optional[int] = ..., nodes: _Optional[int] = ..., time_us: _Optional[int] = ..., complete: _Optional[bool] = ..., exact: _Optional[bool] = ..., limits: _Optional[_Union[SearchLimits, _Mapping]] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum", "top", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +207,9 @@ class EvaluateRequest(_message.Message):
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -171,7 +218,10 @@ class EvaluateRequest(_message.Message):
     depth: int
     to_move: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: int
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class MoveValue(_message.Message):
     __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col", "outcome", "distance", "outcome_enum")
@@ -200,7 +250,7 @@ class MoveValue(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "to_move_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "to_move_enum", "top", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +258,8 @@ class EvaluateResponse(_message.Message):
     MOVES_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
@@ -215,10 +267,12 @@ class EvaluateResponse(_message.Message):
     moves: _containers.RepeatedCompositeFieldContainer[MoveValue]
     board: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: _containers.RepeatedCompositeFieldContainer[TopMove]
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class EvaluateBatchRequest(_message.Message):
-    __slots__ = ("game", "boards", "model", "client_id", "include_move_values", "to_move", "depth", "to_move_enum")
+    __slots__ = ("game", "boards", "model", "client_id", "include_move_values", "to_move", "depth", "to_move_enum", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARDS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -227,6 +281,8 @@ class EvaluateBatchRequest(_message.Message):
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     boards: _containers.RepeatedScalarFieldContainer[str]
     model: str
@@ -235,10 +291,12 @@ class EvaluateBatchRequest(_message.Message):
     to_move: str
     depth: int
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ..., to_move: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ..., to_move: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class EvaluateBatchResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values", "move_from_index", "actions", "depth", "to_move_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values", "move_from_index", "actions", "depth", "to_move_enum", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -252,6 +310,7 @@ class EvaluateBatchResponse(_message.Message):
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: _containers.RepeatedScalarFieldContainer[str]
@@ -265,10 +324,11 @@ class EvaluateBatchResponse(_message.Message):
     actions: int
     depth: int
     to_move_enum: _containers.RepeatedScalarFieldContainer[Side]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Iterable[_Union[Side, str]]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Iterable[_Union[Side, str]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class AnalyzeRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -277,6 +337,8 @@ class AnalyzeRequest(_message.Message):
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -285,10 +347,12 @@ class AnalyzeRequest(_message.Message):
     depth: int
     to_move: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class AnalyzeResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end", "depth", "to_move_enum", "outcome_enum", "line_end_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end", "depth", "to_move_enum", "outcome_enum", "line_end_enum", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +368,7 @@ class AnalyzeResponse(_message.Message):
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_ENUM_FIELD_NUMBER: _ClassVar[int]
     LINE_END_ENUM_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
@@ -319,7 +384,8 @@ class AnalyzeResponse(_message.Message):
     to_move_enum: Side
     outcome_enum: Outcome
     line_end_enum: LineEnd
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ..., line_end_enum: _Optional[_Union[LineEnd, str]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ..., line_end_enum: _Optional[_Union[LineEnd, str]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class ListLevelsRequest(_message.Message):
     __slots__ = ("game",)
