@@ -309,6 +309,57 @@ class NtupleModel(Model):
         return evaluation, SearchReport(reached, spent, time.perf_counter() - started,
                                         reached == max_depth, self.sees_the_end(b, reached))
 
+    def values_within(self, x: U64, o: U64, max_depth: int, *, nodes: int | None = None,
+                      seconds: float | None = None) -> tuple[F32, SearchReport]:
+        """:meth:`values_of_masks` of many positions by the search, as deep as a budget for
+        them all allows: :meth:`search_within`'s deepening, each depth for every position
+        before the next (the deepest depth finished for all answers). Without a budget,
+        the one search ``max_depth`` deep. The report's ``exact``: every position's.
+
+        Raises:
+            ValueError: ``max_depth`` is negative.
+        """
+        if max_depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {max_depth}")
+        x = np.ascontiguousarray(x, dtype=np.uint64)
+        o = np.ascontiguousarray(o, dtype=np.uint64)
+        empty = self.game.cells - np.bitwise_count(x | o).astype(np.int64)
+        started = time.perf_counter()
+        counter = np.zeros(2, np.int64)
+        first = max_depth if nodes is None and seconds is None else 0
+        values = self._many(x, o, self.plies(empty, first), counter)
+        assert values is not None
+        spent, reached = int(counter[0]), first
+        for depth in range(first + 1, max_depth + 1):
+            left = None if nodes is None else nodes - spent
+            if seconds is not None:
+                elapsed = time.perf_counter() - started
+                by_time = int((seconds - elapsed) * spent / max(elapsed, 1e-6))
+                left = by_time if left is None else min(left, by_time)
+            if left is not None and left <= 0:
+                break
+            counter[:] = (0, 0 if left is None else left)
+            deeper = self._many(x, o, self.plies(empty, depth), counter)
+            spent += int(counter[0])
+            if deeper is None:
+                break
+            values, reached = deeper, depth
+        exact = bool(np.all(self.plies(empty, reached) + 1 >= empty))
+        return values, SearchReport(reached, spent, time.perf_counter() - started,
+                                    reached == max_depth, exact)
+
+    def _many(self, x: U64, o: U64, plies: npt.NDArray[np.int64],
+              counter: npt.NDArray[np.int64]) -> F32 | None:
+        """Each position's move values by the search ``plies[i]`` deep, or None when
+        ``counter``'s node limit (``[nodes, limit]``, 0: none) stopped it."""
+        out = np.empty((len(x), self.game.cells), dtype=np.float32)
+        for i in range(len(x)):
+            search_values(self.net, self.tables, x[i], o[i], int(plies[i]), out[i], False,
+                          counter)
+            if counter[1] > 0 and counter[0] > counter[1]:
+                return None
+        return out
+
     def sees_the_end(self, board: State, depth: int) -> bool:
         """Whether a search ``depth`` deep from ``board`` reaches the end of every line (the
         board is full by then), so that its values are the game's exact outcomes."""

@@ -150,6 +150,7 @@ class BatchAnswer:
     best: npt.NDArray[np.intp]
     move_values: npt.NDArray[np.float64] | None
     depth: int | None = None  # the search's depth, when the request gave one
+    search: SearchUsed | None = None  # what it used, when the request gave a depth or budget
 
     @property
     def best_from(self) -> npt.NDArray[np.int64]:
@@ -283,10 +284,11 @@ def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
 
 def budget(loaded: ModelSession, depth: object, nodes: object, time_ms: object,
            max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-           max_time_ms: int = MAX_TIME_MS) -> Budget:
-    """A query's search budget for ``loaded``: ``depth`` as :func:`_depth` checks it;
-    ``nodes`` and ``time_ms`` whole numbers from 1, capped at the server's ``max_nodes``
-    and ``max_time_ms`` (the answer's ``search`` shows what applied). With a node or time
+           max_time_ms: int = MAX_TIME_MS, *, searches_unasked: bool = True) -> Budget:
+    """A query's search budget for ``loaded``: ``depth`` as :func:`_depth` checks it (with
+    ``searches_unasked`` false, no depth and no bound: no search, as a batch); ``nodes``
+    and ``time_ms`` whole numbers from 1, capped at the server's ``max_nodes`` and
+    ``max_time_ms`` (the answer's ``search`` shows what applied). With a node or time
     bound and no depth, a model that searches deepens as far as ``max_depth`` allows; a
     model that does not search answers by its values, which take no search.
 
@@ -296,8 +298,11 @@ def budget(loaded: ModelSession, depth: object, nodes: object, time_ms: object,
     bound_nodes = _bound(nodes, "nodes", max_nodes)
     bound_ms = _bound(time_ms, "time_ms", max_time_ms)
     searched = _depth(loaded, depth, max_depth)
-    if depth is None and searched is not None and (bound_nodes or bound_ms):
-        searched = max_depth
+    if depth is None and searched is not None:
+        if bound_nodes or bound_ms:
+            searched = max_depth
+        elif not searches_unasked:
+            searched = None
     return Budget(searched, bound_nodes, bound_ms)
 
 
@@ -472,39 +477,60 @@ def _seed(value: object) -> int | None:
 def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
                    client_id: str = "", max_batch: int = 10_000,
                    include_move_values: bool = False, to_move: str = "",
-                   depth: object = None, max_depth: int = MAX_DEPTH) -> BatchAnswer:
+                   depth: object = None, nodes: object = None, time_ms: object = None,
+                   max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+                   max_time_ms: int = MAX_TIME_MS) -> BatchAnswer:
     """Many boards of one game (``to_move`` for every one of them, where the game needs
     it), answered by one version, values computed vectorised. Without ``depth`` a model
     that searches answers by its network's own values (no search: a batch is many
     positions fast); with it, by its search that deep (at most ``max_depth``), for at most
-    ``max_batch // SEARCHED_BATCH_SHARE`` boards.
+    ``max_batch // SEARCHED_BATCH_SHARE`` boards. A ``nodes`` or ``time_ms`` budget is
+    for the whole batch: every board one depth deeper at a time, from 0 to ``depth``
+    (without one, ``max_depth``), while it lasts (:func:`budget`'s caps).
 
     Raises:
         RequestTooLarge: more than ``max_batch`` boards (or the searched batch's share).
         InvalidRequest: a ``depth`` out of range, or one given to a model that does not
-            search (``field`` depth).
+            search (``field`` depth); a bad ``nodes`` or ``time_ms``.
     """
+    started = time.perf_counter()
     if len(boards) > max_batch:
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
-    searched = None if depth is None else _depth(loaded, depth, max_depth)
-    searching = loaded.model
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms,
+                    searches_unasked=False)
+    searched = limits.depth
     if searched is not None:
         most = max(1, max_batch // SEARCHED_BATCH_SHARE)
         if len(boards) > most:
             raise RequestTooLarge(f"{len(boards)} boards searched {searched} deep in one "
-                                  f"request; at most {most} are accepted with a depth (a "
-                                  f"tenth of the {max_batch} without one)", field="boards")
-        assert isinstance(searching, NtupleModel)  # _depth refuses models that do not search
-        searching = searching.with_search(searched)
+                                  f"request; at most {most} are accepted with a depth or a "
+                                  f"budget (a tenth of the {max_batch} without one)",
+                                  field="boards")
     require_text(boards)
     batch = loaded.model.game.parse_batch(boards, to_move=_text(to_move, "to_move"))
+    report = None
+    if searched is None:
+        raw = loaded.model.batch_values(batch)
+    else:
+        assert isinstance(loaded.model, NtupleModel)  # budget refuses models that do not search
+        assert batch.masks is not None  # an n-tuple network's games are bitmasks
+        raw, report = loaded.model.values_within(*batch.masks, searched, nodes=limits.nodes,
+                                                 seconds=limits.seconds)
     values: npt.NDArray[np.float64] = np.round(
-        searching.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
+        raw.astype(np.float64), VALUE_DECIMALS).astype(np.float64)
     best, value = best_moves(values)
+    used = None
+    if depth is not None or nodes is not None or time_ms is not None:
+        used = SearchUsed(limits, None if report is None else report.depth,
+                          0 if report is None else report.nodes,
+                          round((time.perf_counter() - started) * 1e6),
+                          report is None or report.complete,
+                          report is not None and report.exact)
     return BatchAnswer(loaded.model.game, loaded.version, batch.to_move, value, best,
-                       values if include_move_values else None, searched)
+                       values if include_move_values else None,
+                       searched if report is None else report.depth, used)
 
 
 def _pick(registry: Registry, game: str, model: str, client_id: str) -> ModelSession:

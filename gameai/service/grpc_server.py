@@ -266,8 +266,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                     client_id=request.client_id, max_batch=settings.max_batch,
                                     include_move_values=request.include_move_values,
                                     to_move=text_or_enum(request, "to_move", SIDES),
-                                    depth=request.depth if request.HasField("depth") else None,
-                                    max_depth=settings.max_depth)
+                                    **self._depth(request))
             cols = a.game.cols
             best = a.best_to if a.moves_pieces else a.best
             response = move_pb2.EvaluateBatchResponse(
@@ -277,6 +276,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 to_move_enum=[SIDES[side] for side in a.to_move])
             if a.depth is not None:
                 response.depth = a.depth
+            if a.search is not None:
+                response.search.CopyFrom(search_pb(a.search))
             if a.moves_pieces:
                 response.move_from_index.extend(a.best_from.tolist())
                 response.actions = a.game.num_actions

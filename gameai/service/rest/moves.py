@@ -127,8 +127,9 @@ async def evaluate_batch(request: Request) -> Response:
     request.scope["gameai"] = ("EvaluateBatch", game, None)
     async with runtime.batch_lane():  # the body is read only once it is our turn
         body = await json_body(request, required=("boards",))
+        s = runtime.settings
         content, name, version = await asyncio.to_thread(
-            batch_answer, runtime.registry, game, body, runtime.settings.max_batch,
-            runtime.settings.max_depth)
+            batch_answer, runtime.registry, game, body, s.max_batch, max_depth=s.max_depth,
+            max_nodes=s.max_nodes, max_time_ms=s.max_time_ms)
     request.scope["gameai"] = ("EvaluateBatch", name, version)
     return Response(content, media_type="application/json")

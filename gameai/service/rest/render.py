@@ -102,9 +102,10 @@ def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
 
 
 def batch_answer(registry: Registry, game: str, body: dict[str, Any],
-                 max_batch: int, max_depth: int = core.MAX_DEPTH) -> tuple[bytes, str, int]:
+                 max_batch: int, **limits: int) -> tuple[bytes, str, int]:
     """The JSON bytes answering a batch request, its game and its version (run in a
-    thread: a 10,000-board answer takes milliseconds to compute and to render)."""
+    thread: a 10,000-board answer takes milliseconds to compute and to render);
+    ``limits``: the server's ``max_depth``, ``max_nodes`` and ``max_time_ms``."""
     boards, include = body["boards"], body.get("include_move_values", False)
     if not isinstance(boards, list):
         raise InvalidRequest("must be a list of boards", field="boards")
@@ -113,7 +114,8 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
     a = core.evaluate_batch(registry, game=game, boards=boards, model=body.get("model", ""),
                             client_id=body.get("client_id", ""), max_batch=max_batch,
                             include_move_values=include, to_move=body.get("to_move", ""),
-                            depth=body.get("depth"), max_depth=max_depth)
+                            depth=body.get("depth"), nodes=body.get("nodes"),
+                            time_ms=body.get("time_ms"), **limits)
     cols = a.game.cols
     best = a.best_to if a.moves_pieces else a.best
     out: dict[str, Any] = {
@@ -125,6 +127,7 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
         out["actions"] = a.game.num_actions
     if a.depth is not None:
         out["depth"] = a.depth
+    add_search(out, None, a.search)
     if a.move_values is not None:
         out["move_values"] = [[None if x != x else x for x in row]
                               for row in a.move_values.tolist()]
