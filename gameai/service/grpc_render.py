@@ -88,6 +88,8 @@ def review_pb(a: ReviewAnswer) -> Any:
             ply.outcome_after = OUTCOMES[e.after]
             ply.distance_after = e.distance_after
             ply.optimal = e.optimal
+        if p.depth is not None:
+            ply.depth = p.depth
         plies.append(ply)
     sides = [move_pb2.SideSummary(side=SIDES[s.side], moves=s.moves, mean_loss=s.mean_loss,
                                   **s.judgments) for s in a.sides]
@@ -96,6 +98,8 @@ def review_pb(a: ReviewAnswer) -> Any:
         solve_ms=a.solve_ms, solve_ms_used=a.solve_ms_used, proved=a.proved, sides=sides)
     if a.depth is not None:
         response.depth = a.depth
+    if a.search is not None:
+        response.search.CopyFrom(search_pb(a.search))
     return response
 
 

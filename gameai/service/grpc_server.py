@@ -220,7 +220,9 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                        model=request.model, client_id=request.client_id,
                        depth=request.depth if request.HasField("depth") else None,
                        solve_ms=request.solve_ms if request.HasField("solve_ms") else None,
-                       max_depth=settings.max_depth, max_solve_ms=settings.max_solve_ms)
+                       nodes=_given(request, "nodes"), time_ms=_given(request, "time_ms"),
+                       max_depth=settings.max_depth, max_solve_ms=settings.max_solve_ms,
+                       max_nodes=settings.max_nodes, max_time_ms=settings.max_time_ms)
             return review_pb(a), a.version
         return await self.edge.call("Review", request.game, context, work, interactive=True)
 

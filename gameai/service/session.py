@@ -81,6 +81,14 @@ class ModelSession:
             self._answers[key] = answer
         return answer.evaluation
 
+    def searched_values(self, state: State, depth: int, *, nodes: int | None,
+                        seconds: float | None) -> tuple[Evaluation, SearchReport]:
+        """:meth:`state_values` by the deepest search to ``depth`` that fits a ``nodes`` or
+        ``seconds`` budget (never cached: what a time budget buys varies), with what it
+        used."""
+        e, report = self.model.search_within(state, depth, nodes=nodes, seconds=seconds)
+        return _rounded(e), report
+
     def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
         """The evaluation of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""

@@ -71,6 +71,8 @@ ERROR_CASES = [
          {"board": "---|---|---", "time_ms": -1}, 422, "INVALID_ARGUMENT", "time_ms"),
     Case("a batch's negative node budget", "EvaluateBatch", "tictactoe",
          {"boards": ["---|---|---"], "nodes": -1}, 422, "INVALID_ARGUMENT", "nodes"),
+    Case("a review's time budget of none", "Review", "tictactoe",
+         {"actions": [0], "time_ms": 0}, 422, "INVALID_ARGUMENT", "time_ms"),
     Case("review without moves", "Review", "tictactoe", {}, 422, "INVALID_ARGUMENT", "moves"),
     Case("review of an illegal action", "Review", "tictactoe", {"actions": [4, 4]}, 422,
          "INVALID_ARGUMENT", "actions[1]"),

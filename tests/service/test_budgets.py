@@ -151,3 +151,28 @@ def test_a_bad_budget_is_named_alike_on_both_transports(budget_server, field, va
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert caught.value.details() == error["message"]
         assert ("gameai-field", field) in caught.value.trailing_metadata()
+
+
+def test_a_review_budget_is_shared_by_the_plies(budget_server):
+    """A node budget for a whole review: no more is spent than given (plus the node past
+    each ply's share that stopped it), each ply answers from the depth it finished, and a
+    ply's values are the full search's at that depth."""
+    moves = "4453"
+    a = rest(budget_server, "connect-four", "review", {"moves": moves, "nodes": 4000,
+                                                       "solve_ms": 0})
+    search = a["search"]
+    assert search["limits"] == {"depth": MAX_DEPTH, "nodes": 4000, "time_ms": None}
+    assert 0 < search["nodes"] <= 4000 + len(moves) and not search["complete"]
+    depths = [p["depth"] for p in a["plies"]]
+    assert search["depth"] == min(depths) and max(depths) < MAX_DEPTH
+    for ply, played in zip(a["plies"], range(len(moves)), strict=True):
+        position = {"moves": moves[:played], "depth": ply["depth"]}
+        same = rest(budget_server, "connect-four", "evaluate", position)
+        assert (ply["best"]["index"], ply["value_before"]) == (same["moves"][0]["index"],
+                                                               same["value"])
+    g = grpc_answer(budget_server, "Review", "connect-four", moves=moves, nodes=4000,
+                    solve_ms=0)
+    assert as_ints(g["search"]) == {k: v for k, v in search.items() if k != "time_us"}
+    assert [p["depth"] for p in g["plies"]] == depths
+    plain = rest(budget_server, "connect-four", "review", {"moves": moves, "solve_ms": 0})
+    assert "search" not in plain and all("depth" not in p for p in plain["plies"])

@@ -346,6 +346,13 @@ class ReviewRequest(BaseModel):
         None, ge=0, examples=[100], description="milliseconds the exact solver may spend on "
         "the whole review, from the last ply back (at most the server's "
         "GAMEAI_MAX_SOLVE_MS); left out: 100; 0: no exact figures")
+    nodes: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a node budget for the model's search over the whole game: "
+        "the plies still to search share what is left evenly, each deepening up to depth "
+        "(left out: GAMEAI_MAX_DEPTH) within its share; capped at GAMEAI_MAX_NODES")
+    time_ms: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a time budget for the model's search over the whole game, "
+        "as nodes; capped at GAMEAI_MAX_TIME_MS")
 
 
 class ExactOut(BaseModel):
@@ -368,6 +375,8 @@ class ReviewedPlyOut(BaseModel):
     judgment: Judgment
     exact: ExactOut | None = Field(None, description="where the solver proved the position "
                                    "within the budget")
+    depth: int | None = Field(None, description="with a node or time budget: the depth this "
+                              "ply's values come from")
 
 
 class SideSummaryOut(BaseModel):
@@ -393,6 +402,10 @@ class ReviewOut(BaseModel):
     proved: int = Field(description="plies with exact figures")
     plies: list[ReviewedPlyOut]
     sides: list[SideSummaryOut]
+    search: SearchOut | None = Field(None, description="with a node or time budget, what the "
+                                     "search used: depth is the shallowest any ply finished, "
+                                     "nodes and time_us the whole review's; exact when every "
+                                     "ply is proved")
 
 
 class Priority(StrEnum):

@@ -434,7 +434,7 @@ class ListLevelsResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., levels: _Optional[_Iterable[_Union[Level, _Mapping]]] = ..., default_level: _Optional[str] = ..., calibration_json: _Optional[str] = ..., calibration_applies: _Optional[bool] = ..., served_version: _Optional[int] = ..., served_strength: _Optional[str] = ..., default_level_enum: _Optional[_Union[LevelName, str]] = ...) -> None: ...
 
 class ReviewRequest(_message.Message):
-    __slots__ = ("game", "moves", "actions", "model", "client_id", "depth", "solve_ms")
+    __slots__ = ("game", "moves", "actions", "model", "client_id", "depth", "solve_ms", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -442,6 +442,8 @@ class ReviewRequest(_message.Message):
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     SOLVE_MS_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     moves: str
     actions: _containers.RepeatedScalarFieldContainer[int]
@@ -449,10 +451,12 @@ class ReviewRequest(_message.Message):
     client_id: str
     depth: int
     solve_ms: int
-    def __init__(self, game: _Optional[str] = ..., moves: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., depth: _Optional[int] = ..., solve_ms: _Optional[int] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., moves: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., depth: _Optional[int] = ..., solve_ms: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class ReviewedPly(_message.Message):
-    __slots__ = ("ply", "side", "move", "value_before", "value_after", "loss", "best", "judgment", "outcome_before", "distance_before", "outcome_after", "distance_after", "optimal")
+    __slots__ = ("ply", "side", "move", "value_before", "value_after", "loss", "best", "judgment", "outcome_before", "distance_before", "outcome_after", "distance_after", "optimal", "depth")
     PLY_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -466,6 +470,7 @@ class ReviewedPly(_message.Message):
     OUTCOME_AFTER_FIELD_NUMBER: _ClassVar[int]
     DISTANCE_AFTER_FIELD_NUMBER: _ClassVar[int]
     OPTIMAL_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     ply: int
     side: Side
     move: MoveValue
@@ -479,7 +484,8 @@ class ReviewedPly(_message.Message):
     outcome_after: Outcome
     distance_after: int
     optimal: bool
-    def __init__(self, ply: _Optional[int] = ..., side: _Optional[_Union[Side, str]] = ..., move: _Optional[_Union[MoveValue, _Mapping]] = ..., value_before: _Optional[float] = ..., value_after: _Optional[float] = ..., loss: _Optional[float] = ..., best: _Optional[_Union[MoveValue, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, str]] = ..., outcome_before: _Optional[_Union[Outcome, str]] = ..., distance_before: _Optional[int] = ..., outcome_after: _Optional[_Union[Outcome, str]] = ..., distance_after: _Optional[int] = ..., optimal: _Optional[bool] = ...) -> None: ...
+    depth: int
+    def __init__(self, ply: _Optional[int] = ..., side: _Optional[_Union[Side, str]] = ..., move: _Optional[_Union[MoveValue, _Mapping]] = ..., value_before: _Optional[float] = ..., value_after: _Optional[float] = ..., loss: _Optional[float] = ..., best: _Optional[_Union[MoveValue, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, str]] = ..., outcome_before: _Optional[_Union[Outcome, str]] = ..., distance_before: _Optional[int] = ..., outcome_after: _Optional[_Union[Outcome, str]] = ..., distance_after: _Optional[int] = ..., optimal: _Optional[bool] = ..., depth: _Optional[int] = ...) -> None: ...
 
 class SideSummary(_message.Message):
     __slots__ = ("side", "moves", "best", "good", "inaccuracy", "mistake", "blunder", "throws_away_win", "walks_into_loss", "mean_loss")
@@ -506,7 +512,7 @@ class SideSummary(_message.Message):
     def __init__(self, side: _Optional[_Union[Side, str]] = ..., moves: _Optional[int] = ..., best: _Optional[int] = ..., good: _Optional[int] = ..., inaccuracy: _Optional[int] = ..., mistake: _Optional[int] = ..., blunder: _Optional[int] = ..., throws_away_win: _Optional[int] = ..., walks_into_loss: _Optional[int] = ..., mean_loss: _Optional[float] = ...) -> None: ...
 
 class ReviewResponse(_message.Message):
-    __slots__ = ("game", "model_version", "depth", "plies", "result", "solve_ms", "solve_ms_used", "proved", "sides")
+    __slots__ = ("game", "model_version", "depth", "plies", "result", "solve_ms", "solve_ms_used", "proved", "sides", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
@@ -516,6 +522,7 @@ class ReviewResponse(_message.Message):
     SOLVE_MS_USED_FIELD_NUMBER: _ClassVar[int]
     PROVED_FIELD_NUMBER: _ClassVar[int]
     SIDES_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     depth: int
@@ -525,7 +532,8 @@ class ReviewResponse(_message.Message):
     solve_ms_used: int
     proved: int
     sides: _containers.RepeatedCompositeFieldContainer[SideSummary]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., depth: _Optional[int] = ..., plies: _Optional[_Iterable[_Union[ReviewedPly, _Mapping]]] = ..., result: _Optional[_Union[LineEnd, str]] = ..., solve_ms: _Optional[int] = ..., solve_ms_used: _Optional[int] = ..., proved: _Optional[int] = ..., sides: _Optional[_Iterable[_Union[SideSummary, _Mapping]]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., depth: _Optional[int] = ..., plies: _Optional[_Iterable[_Union[ReviewedPly, _Mapping]]] = ..., result: _Optional[_Union[LineEnd, str]] = ..., solve_ms: _Optional[int] = ..., solve_ms_used: _Optional[int] = ..., proved: _Optional[int] = ..., sides: _Optional[_Iterable[_Union[SideSummary, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class AnalyzeStreamRequest(_message.Message):
     __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "time_ms", "priority", "to_move_enum")
