@@ -149,6 +149,12 @@ class Model(abc.ABC):
         kinds that search; see :meth:`gameai.models.NtupleModel.search_within`)."""
         raise ValueError(f"a {self.kind} model does not search")
 
+    def search_counted(self, board: State, depth: int, *, nodes: int | None = None
+                       ) -> tuple[Evaluation | None, int]:
+        """:meth:`search` abandoned past ``nodes`` (None), with the nodes it took (only
+        kinds that search)."""
+        raise ValueError(f"a {self.kind} model does not search")
+
     def best_move(self, board: State) -> MoveValue:
         return self.evaluate(board).best
 

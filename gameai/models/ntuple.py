@@ -309,6 +309,22 @@ class NtupleModel(Model):
         return evaluation, SearchReport(reached, spent, time.perf_counter() - started,
                                         reached == max_depth, self.sees_the_end(b, reached))
 
+    def search_counted(self, board: State, depth: int, *, nodes: int | None = None
+                       ) -> tuple[Evaluation | None, int]:
+        """:meth:`search` ``depth`` deep, abandoned past ``nodes`` (then None), and the nodes
+        it searched (a streamed analysis' model phase: one depth a step).
+
+        Raises:
+            ValueError: ``depth`` is negative.
+            GameOver: the board is finished.
+        """
+        if depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {depth}")
+        self._check(board)
+        counter = np.array([0, nodes or 0], dtype=np.int64)
+        evaluation = self._searched(_board(board), depth, False, counter)
+        return evaluation, int(counter[0])
+
     def values_within(self, x: U64, o: U64, max_depth: int, *, nodes: int | None = None,
                       seconds: float | None = None) -> tuple[F32, SearchReport]:
         """:meth:`values_of_masks` of many positions by the search, as deep as a budget for

@@ -126,6 +126,8 @@ def update_pb(u: Update) -> Any:
         out.outcome = OUTCOMES[u.outcome]
     if u.distance is not None:
         out.distance = u.distance
+    if u.model_nodes is not None:
+        out.model_nodes = u.model_nodes
     return out
 
 

@@ -234,6 +234,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 self.edge.registry, **_position(request),
                 depth=request.depth if request.HasField("depth") else None,
                 time_ms=request.time_ms if request.HasField("time_ms") else None,
+                nodes=_given(request, "nodes"), max_nodes=settings.max_nodes,
                 priority=PRIORITIES.get(request.priority, request.priority),
                 max_depth=settings.max_depth, max_time_ms=settings.max_solve_ms)
         async for message in self.edge.stream("AnalyzeStream", request.game, context,

@@ -76,7 +76,7 @@ class ModelSession:
             return hit.evaluation
         e = self.model.evaluate(state) if depth is None else self.model.search(
             state, depth, best_only=best_only)
-        answer = Position(_rounded(e), (), "")
+        answer = Position(rounded(e), (), "")
         if len(self._answers) < ANSWER_CACHE_SIZE:
             self._answers[key] = answer
         return answer.evaluation
@@ -87,7 +87,7 @@ class ModelSession:
         ``seconds`` budget (never cached: what a time budget buys varies), with what it
         used."""
         e, report = self.model.search_within(state, depth, nodes=nodes, seconds=seconds)
-        return _rounded(e), report
+        return rounded(e), report
 
     def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
         """The evaluation of the position the move list ``moves`` reaches, and that
@@ -115,7 +115,7 @@ class ModelSession:
         else:
             e, report = self.model.search_within(state, depth, nodes=nodes, seconds=seconds,
                                                  best_only=best_only)
-        return Position(_rounded(e), winning_actions(state), f"{state} {state.to_move}",
+        return Position(rounded(e), winning_actions(state), f"{state} {state.to_move}",
                         report)
 
     def warm(self) -> None:
@@ -142,7 +142,7 @@ class Position:
     report: SearchReport | None = None
 
 
-def _rounded(evaluation: Evaluation) -> Evaluation:
+def rounded(evaluation: Evaluation) -> Evaluation:
     """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
     otherwise show in every answer."""
     moves = tuple(replace(m, value=round(m.value, VALUE_DECIMALS)) for m in evaluation.moves)

@@ -176,3 +176,31 @@ def test_a_review_budget_is_shared_by_the_plies(budget_server):
     assert [p["depth"] for p in g["plies"]] == depths
     plain = rest(budget_server, "connect-four", "review", {"moves": moves, "solve_ms": 0})
     assert "search" not in plain and all("depth" not in p for p in plain["plies"])
+
+
+def test_a_streams_node_budget_stops_its_deepening(budget_server):
+    """The streamed analysis' model phase under a node budget: depths from 0, each in full,
+    until the next would pass the budget; its updates count the model's nodes, and the
+    deepest one finished is the full search's at that depth."""
+    from gameai.service.rest.engine import sse_lines
+
+    body = {"board": CONNECT_FOUR, "nodes": 1000, "time_ms": 0}
+    r = httpx.post(f"{budget_server.http}/v1/games/connect-four/analyze/stream", json=body,
+                   timeout=60)
+    assert r.status_code == 200, r.text
+    model = [data for name, data in sse_lines(r.text) if name == "model"]
+    depths = [u["depth"] for u in model]
+    assert depths == list(range(len(depths))) and 1 < len(depths) < MAX_DEPTH
+    spent = [u["model_nodes"] for u in model]
+    assert spent == sorted(spent) and spent[-1] <= 1000
+    same = rest(budget_server, "connect-four", "evaluate",
+                {"board": CONNECT_FOUR, "depth": depths[-1]})
+    assert [m["value"] for m in model[-1]["moves"]] == [m["value"] for m in same["moves"]]
+    from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+    with grpc.insecure_channel(budget_server.grpc) as channel:
+        updates = list(move_pb2_grpc.MoveServiceStub(channel).AnalyzeStream(
+            move_pb2.AnalyzeStreamRequest(game="connect-four", board=CONNECT_FOUR,
+                                          nodes=1000, time_ms=0), timeout=60))
+    phases = [u for u in updates if u.phase == move_pb2.PHASE_MODEL]
+    assert [u.depth for u in phases] == depths
+    assert [u.model_nodes for u in phases] == spent

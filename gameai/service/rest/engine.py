@@ -64,10 +64,11 @@ _STREAM_DOC = {
              responses=_STREAM_DOC, response_class=StreamingResponse)
 async def analyze_stream(request: Request) -> Response:
     runtime = runtime_of(request)
-    fields = await move_fields(request, "AnalyzeStream", ("depth", "time_ms", "priority"))
+    fields = await move_fields(request, "AnalyzeStream",
+                               ("depth", "time_ms", "priority", "nodes"))
     s = runtime.settings
     job = open_analysis(runtime.registry, **fields, max_depth=s.max_depth,
-                        max_time_ms=s.max_solve_ms)
+                        max_time_ms=s.max_solve_ms, max_nodes=s.max_nodes)
     runtime.lanes.check(job.lane, field="priority")  # a 429 now, not after the first event
     request.scope["gameai"] = ("AnalyzeStream", job.session.model.game.name,
                                job.session.version)
@@ -128,7 +129,7 @@ def update_json(u: Update) -> dict[str, Any]:
         "phase": u.phase, "game": u.game, "model_version": u.version, "to_move": u.to_move,
         "best": bound_json(u.best), "moves": [bound_json(b) for b in u.moves],
         "elapsed_ms": u.elapsed_ms, "nodes": u.nodes, "proved": u.proved}
-    for name in ("depth", "outcome", "distance", "board"):
+    for name in ("depth", "outcome", "distance", "board", "model_nodes"):
         value = getattr(u, name)
         if value is not None:
             body[name] = value

@@ -423,6 +423,10 @@ class StreamRequest(MoveRequest):
     time_ms: int | SkipJsonSchema[None] = Field(
         None, ge=0, examples=[2000], description="milliseconds the solver may spend (at "
         "most GAMEAI_MAX_SOLVE_MS); left out: 10000; 0: the model's values only")
+    nodes: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a node budget for the model phase (capped at "
+        "GAMEAI_MAX_NODES): from depth 0, each depth searched in full; a depth that would "
+        "pass it is abandoned and the phase ends there; left out: the depths only")
     priority: Priority = Field(Priority.interactive, description="background work waits "
                                "while interactive work waits")
 
@@ -463,6 +467,8 @@ class StreamUpdate(BaseModel):
     distance: int | None = None
     reason: str | None = Field(None, description="done: why it stopped")
     board: str | None = Field(None, description="the position, when the request gave moves")
+    model_nodes: int | None = Field(None, description="with a node budget: the nodes of "
+                                    "the model phase's depths finished so far")
 
 
 # What each Server-Sent Event of a stream is (schemathesis checks every event against it):

@@ -536,7 +536,7 @@ class ReviewResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., depth: _Optional[int] = ..., plies: _Optional[_Iterable[_Union[ReviewedPly, _Mapping]]] = ..., result: _Optional[_Union[LineEnd, str]] = ..., solve_ms: _Optional[int] = ..., solve_ms_used: _Optional[int] = ..., proved: _Optional[int] = ..., sides: _Optional[_Iterable[_Union[SideSummary, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class AnalyzeStreamRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "time_ms", "priority", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "time_ms", "priority", "to_move_enum", "nodes")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -547,6 +547,7 @@ class AnalyzeStreamRequest(_message.Message):
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -557,7 +558,8 @@ class AnalyzeStreamRequest(_message.Message):
     time_ms: int
     priority: Priority
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., time_ms: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., time_ms: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ...) -> None: ...
 
 class MoveBound(_message.Message):
     __slots__ = ("move", "value", "at_least", "at_most", "exact", "distance")
@@ -576,7 +578,7 @@ class MoveBound(_message.Message):
     def __init__(self, move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., at_least: _Optional[_Union[Outcome, str]] = ..., at_most: _Optional[_Union[Outcome, str]] = ..., exact: _Optional[bool] = ..., distance: _Optional[int] = ...) -> None: ...
 
 class AnalysisUpdate(_message.Message):
-    __slots__ = ("phase", "game", "model_version", "best", "depth", "nodes", "elapsed_ms", "proved", "moves", "outcome", "distance", "reason", "to_move", "board")
+    __slots__ = ("phase", "game", "model_version", "best", "depth", "nodes", "elapsed_ms", "proved", "moves", "outcome", "distance", "reason", "to_move", "board", "model_nodes")
     PHASE_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -591,6 +593,7 @@ class AnalysisUpdate(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NODES_FIELD_NUMBER: _ClassVar[int]
     phase: Phase
     game: str
     model_version: int
@@ -605,4 +608,5 @@ class AnalysisUpdate(_message.Message):
     reason: str
     to_move: Side
     board: str
-    def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., game: _Optional[str] = ..., model_version: _Optional[int] = ..., best: _Optional[_Union[MoveBound, _Mapping]] = ..., depth: _Optional[int] = ..., nodes: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., proved: _Optional[bool] = ..., moves: _Optional[_Iterable[_Union[MoveBound, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., distance: _Optional[int] = ..., reason: _Optional[str] = ..., to_move: _Optional[_Union[Side, str]] = ..., board: _Optional[str] = ...) -> None: ...
+    model_nodes: int
+    def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., game: _Optional[str] = ..., model_version: _Optional[int] = ..., best: _Optional[_Union[MoveBound, _Mapping]] = ..., depth: _Optional[int] = ..., nodes: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., proved: _Optional[bool] = ..., moves: _Optional[_Iterable[_Union[MoveBound, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., distance: _Optional[int] = ..., reason: _Optional[str] = ..., to_move: _Optional[_Union[Side, str]] = ..., board: _Optional[str] = ..., model_nodes: _Optional[int] = ...) -> None: ...
