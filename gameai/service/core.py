@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -61,11 +61,11 @@ SEARCHED_BATCH_SHARE = 10  # a batch with a depth takes a tenth of the boards of
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """What one query's search may spend, within the server's limits: how deep (None: the
     model does not search), and at most how many nodes and milliseconds (None: no bound
-    but the depth)."""
+    but the depth). A named tuple: every query makes one, and a frozen dataclass costs
+    a plain best-move a third more than its answer."""
 
     depth: int | None
     nodes: int | None = None
@@ -249,8 +249,10 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
         registry.mirror(name, loaded, text, side, limits.depth)
-    ranked, used = _report(loaded, answer, limits, count, started,
-                           asked=depth is not None or nodes is not None or time_ms is not None)
+    if count is None and depth is None and nodes is None and time_ms is None:
+        return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
+                          limits.depth)  # the hot path: nothing more asked
+    ranked, used = _report(loaded, answer, limits, count, started, asked=True)
     return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
                       _reached(answer, limits), ranked, used)
 
@@ -295,6 +297,9 @@ def budget(loaded: ModelSession, depth: object, nodes: object, time_ms: object,
     Raises:
         InvalidRequest: a bad depth, nodes or time_ms (named).
     """
+    if nodes is None and time_ms is None:  # the hot path: a depth at most
+        searched = _depth(loaded, depth, max_depth)
+        return Budget(searched if depth is not None or searches_unasked else None)
     bound_nodes = _bound(nodes, "nodes", max_nodes)
     bound_ms = _bound(time_ms, "time_ms", max_time_ms)
     searched = _depth(loaded, depth, max_depth)
@@ -350,12 +355,13 @@ def _report(loaded: ModelSession, answer: Position, limits: Budget, count: int |
             started: float, *, asked: bool
             ) -> tuple[tuple[TopMove, ...] | None, SearchUsed | None]:
     """The ``count`` best moves with their lines (None: not asked) and what the query's
-    search used (None unless it searched, was bound or asked for top moves: an answer
-    that asks nothing new stays as it was). A top query asks the solver for exact
-    figures within what is left of ``time_ms`` (:data:`TOP_SOLVE_MS` without one)."""
-    report = answer.report
-    if count is None and not asked and report is None:
+    search used (None unless the query gave a depth, a budget or top: a plain query, the
+    hot path, stays as it was, and costs what it did). A top query asks the solver for
+    exact figures within what is left of ``time_ms`` (:data:`TOP_SOLVE_MS` without
+    one)."""
+    if count is None and not asked:
         return None, None
+    report = answer.report
     reached = None if report is None else report.depth
     ranked, solution = None, None
     if count is not None:
@@ -443,8 +449,8 @@ def _position(loaded: ModelSession, board: object, to_move: object, moves: objec
     to_move = _text(to_move, "to_move")
     board = _text(board, "board")
     bounds: dict[str, Any] = {}
-    if limits is not None and depth is not None:  # a model that does not search: no bounds
-        bounds = {"nodes": limits.nodes, "seconds": limits.seconds}
+    if limits is not None and depth is not None and (limits.nodes or limits.time_ms):
+        bounds = {"nodes": limits.nodes, "seconds": limits.seconds}  # a searching model's
     if moves is not None:
         moves = _text(moves, "moves")
         if board or to_move:
@@ -455,7 +461,9 @@ def _position(loaded: ModelSession, board: object, to_move: object, moves: objec
     if not board:
         raise InvalidRequest("is required (or moves, for a game with a move notation)",
                              field="board")
-    return loaded.position(board, to_move, depth, best_only, **bounds), None
+    if bounds:
+        return loaded.position(board, to_move, depth, best_only, **bounds), None
+    return loaded.position(board, to_move, depth, best_only), None
 
 
 def _level(value: object) -> Level:
