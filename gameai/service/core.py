@@ -248,7 +248,9 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
-        registry.mirror(name, loaded, text, side, limits.depth)
+        # at the depth that answered: a budget's cap (GAMEAI_MAX_DEPTH) is no depth to
+        # mirror, and what a time budget bought here is what the shadow is compared on
+        registry.mirror(name, loaded, text, side, _reached(answer, limits))
     if count is None and depth is None and nodes is None and time_ms is None:
         return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
                           limits.depth)  # the hot path: nothing more asked
