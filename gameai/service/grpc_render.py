@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gameai.service.core import SearchUsed
 from gameai.service.errors import InvalidRequest
 from gameai.service.gen.gameai.v1 import move_pb2
 from gameai.service.review import ReviewAnswer
+from gameai.service.search import SearchUsed
 from gameai.service.stream import Bound, Update
 from gameai.service.top import TopMove
 

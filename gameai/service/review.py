@@ -46,6 +46,7 @@ from gameai.service import core
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest, RequestTooLarge
 from gameai.service.registry import Registry
+from gameai.service.search import MAX_DEPTH, MAX_NODES, MAX_TIME_MS, Budget, SearchUsed, budget
 from gameai.service.session import ModelSession
 
 MAX_PLIES = 200  # the longest game reviewed in one request
@@ -104,7 +105,7 @@ class ReviewAnswer:
     solve_ms: int  # the solver's budget
     solve_ms_used: int
     sides: tuple[SideSummary, ...]
-    search: core.SearchUsed | None = None  # with a node or time budget: what it used
+    search: SearchUsed | None = None  # with a node or time budget: what it used
 
     @property
     def proved(self) -> int:
@@ -122,9 +123,9 @@ def judge(loss: float) -> str:
 def review(registry: Registry, *, game: str, moves: object = None,
            actions: Sequence[object] | None = None, model: str = "", client_id: str = "",
            depth: object = None, solve_ms: object = None, nodes: object = None,
-           time_ms: object = None, max_depth: int = core.MAX_DEPTH,
-           max_solve_ms: int = 30_000, max_nodes: int = core.MAX_NODES,
-           max_time_ms: int = core.MAX_TIME_MS) -> ReviewAnswer:
+           time_ms: object = None, max_depth: int = MAX_DEPTH,
+           max_solve_ms: int = 30_000, max_nodes: int = MAX_NODES,
+           max_time_ms: int = MAX_TIME_MS) -> ReviewAnswer:
     """Review the game ``moves`` (its notation) or ``actions`` (action ids) with the
     answering version's values (by its search ``depth`` deep, for a model that searches)
     and, within ``solve_ms`` milliseconds in all, the game's exact solver. A ``nodes`` or
@@ -139,9 +140,9 @@ def review(registry: Registry, *, game: str, moves: object = None,
     """
     started = time.perf_counter()
     session = core._pick(registry, game, model, client_id)
-    limits = core.budget(session, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    limits = budget(session, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
     searched = limits.depth
-    budget = _solve_ms(solve_ms, max_solve_ms)
+    solve_budget = _solve_ms(solve_ms, max_solve_ms)
     states, result = _replay(session.model.game, moves, actions)
     bounded = searched is not None and (limits.nodes or limits.time_ms)
     values = (_budgeted(session, [s for s, _ in states], limits, started) if bounded
@@ -154,24 +155,24 @@ def review(registry: Registry, *, game: str, moves: object = None,
         reviewed.append(ReviewedPly(number, state.to_move, played, evaluation.value, loss,
                                     evaluation.best, judge(loss), None,
                                     None if report is None else report.depth))
-    proofs, used = _prove([s for s, _ in states], budget)
+    proofs, used = _prove([s for s, _ in states], solve_budget)
     for i, solution in proofs.items():
         reviewed[i] = _with_exact(reviewed[i], solution, states[i][1])
     name = session.model.game.name
     search = None
     if nodes is not None or time_ms is not None:
         reports = [r for _, r in values if r is not None]
-        search = core.SearchUsed(
+        search = SearchUsed(
             limits, min((r.depth for r in reports), default=None),
             sum(r.nodes for r in reports), round((time.perf_counter() - started) * 1e6),
             all(r.complete for r in reports),
             all(p.exact is not None or (r is not None and r.exact)
                 for p, (_, r) in zip(reviewed, values, strict=True)))
-    return ReviewAnswer(name, session.version, searched, tuple(reviewed), result, budget,
+    return ReviewAnswer(name, session.version, searched, tuple(reviewed), result, solve_budget,
                         round(used * 1000), _summaries(reviewed), search)
 
 
-def _budgeted(session: ModelSession, states: list[State], limits: core.Budget,
+def _budgeted(session: ModelSession, states: list[State], limits: Budget,
               started: float) -> list[tuple[Evaluation, SearchReport | None]]:
     """Each position's values by the model's search within the review's budget: the plies
     still to search share what is left of it evenly (what one leaves goes to the rest),

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from gameai.games import State, TooLarge
 from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue
-from gameai.service import core
+from gameai.service import core, search
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest
 from gameai.service.lanes import BACKGROUND, INTERACTIVE, LANES, Lanes
@@ -158,8 +158,8 @@ class Analysis:
 def open_analysis(registry: Registry, *, game: str, board: str = "", model: str = "",
                   client_id: str = "", to_move: str = "", moves: object = None,
                   depth: object = None, time_ms: object = None, priority: object = "",
-                  nodes: object = None, max_depth: int = core.MAX_DEPTH,
-                  max_time_ms: int = 30_000, max_nodes: int = core.MAX_NODES) -> Analysis:
+                  nodes: object = None, max_depth: int = search.MAX_DEPTH,
+                  max_time_ms: int = 30_000, max_nodes: int = search.MAX_NODES) -> Analysis:
     """Check a streamed analysis' request: game, model, position, depth, the solver's
     ``time_ms`` (at most ``max_time_ms``), the ``priority`` (``interactive``, the default,
     or ``background``) and the model phase's ``nodes`` (capped at ``max_nodes``: its
@@ -170,7 +170,7 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
         bad time_ms or priority.
     """
     session = core._pick(registry, game, model, client_id)
-    searched = core._depth(session, depth, max_depth)
+    searched = search.check_depth(session, depth, max_depth)
     budget = _time_ms(time_ms, max_time_ms)
     lane = _priority(priority)
     answer, position = core._position(session, board, to_move, moves, searched)
@@ -178,7 +178,7 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
     state = session.model.game.parse(text, to_move=side)
     depths: list[int | None] = ([None] if searched is None
                                 else list(range(min(1, searched), searched + 1)))
-    bound = core._bound(nodes, "nodes", max_nodes)
+    bound = search.check_bound(nodes, "nodes", max_nodes)
     if bound is not None and depths[0] is not None and depths[0] > 0:
         depths.insert(0, 0)  # depth 0 always finishes: a budget never leaves no answer
     return Analysis(session, state, depths, budget, lane, position, bound)

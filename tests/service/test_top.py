@@ -15,8 +15,8 @@ from google.protobuf import json_format
 
 from gameai.games import get_game
 from gameai.models import NtupleModel, TableModel
-from gameai.service.core import MAX_TOP
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.service.search import MAX_TOP
 from gameai.store import ModelStore, RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
 from tests.service.test_ntuple import network

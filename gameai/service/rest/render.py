@@ -14,6 +14,7 @@ from gameai.models import MoveValue
 from gameai.service import core
 from gameai.service.errors import InvalidRequest
 from gameai.service.registry import Registry
+from gameai.service.search import SearchUsed
 from gameai.service.top import TopMove
 
 # JSONResponse's encoding (compact, UTF-8, no NaN) with one encoder built once rather than
@@ -51,7 +52,7 @@ def move_value(m: MoveValue) -> dict[str, Any]:
 
 
 def add_search(body: dict[str, Any], ranked: tuple[TopMove, ...] | None,
-               used: core.SearchUsed | None) -> None:
+               used: SearchUsed | None) -> None:
     """Add a query's ``top`` moves and its ``search`` report to its answer, where it has
     them (an answer that asked for neither, of a model that does not search, is as it
     always was)."""
@@ -70,7 +71,7 @@ def top_json(t: TopMove) -> dict[str, Any]:
     return out
 
 
-def search_json(used: core.SearchUsed) -> dict[str, Any]:
+def search_json(used: SearchUsed) -> dict[str, Any]:
     """What a query's search used, and the limits it ran under (null: none given)."""
     b = used.budget
     return {"depth": used.depth, "nodes": used.nodes, "time_us": used.time_us,
