@@ -77,7 +77,8 @@ class MoveAnswer:
     level: str = DEFAULT_LEVEL
     depth: int | None = None  # the search's depth, for a model that searches
     top: tuple[TopMove, ...] | None = None  # the best moves with their lines, when asked
-    search: SearchUsed | None = None  # what the search used, when it searched or was bound
+    search: SearchUsed | None = None  # what the search used, when the query gave a depth,
+    # a budget or top
 
 
 @dataclass(frozen=True)

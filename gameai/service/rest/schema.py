@@ -203,8 +203,8 @@ class TopMoveOut(MoveValueOut):
 
 
 _TOP_OUT = "with top: the best moves, best first"
-_SEARCH_OUT = ("what the search used: present when the model searches or the request gave "
-               "depth, nodes, time_ms or top")
+_SEARCH_OUT = ("what the search used: present when the request gave depth, nodes, time_ms "
+               "or top")
 
 
 class BestMoveOut(BaseModel):
