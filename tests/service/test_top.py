@@ -15,6 +15,7 @@ from google.protobuf import json_format
 
 from gameai.games import get_game
 from gameai.models import NtupleModel, TableModel
+from gameai.models.oracle import solver_model
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.service.search import MAX_TOP
 from gameai.store import ModelStore, RedisServer
@@ -34,12 +35,13 @@ def connect_four() -> NtupleModel:
 def top_server(redis_server: RedisServer, perfect: TableModel,
                connect_four: NtupleModel) -> Iterator[RunningServer]:
     store: ModelStore = new_store(redis_server.url)
-    for model in (perfect, connect_four):
+    morris = solver_model(get_game("three-mens-morris"))
+    for model in (perfect, connect_four, morris):
         record = store.publish(model.to_bytes(), by="tests")
         store.set_alias(game=model.game.name, alias="production", version=record.version,
                         by="tests")
-    running = RunningServer(settings(store, games=("tictactoe", "connect-four"),
-                                     max_depth=4), store)
+    running = RunningServer(settings(store, games=("tictactoe", "connect-four",
+                                                   "three-mens-morris"), max_depth=4), store)
     wait_until(lambda: httpx.get(f"{running.http}/readyz").status_code == 200, timeout=60)
     yield running
     running.stop()
@@ -144,3 +146,24 @@ def test_a_bad_top_is_named_alike_on_both_transports(top_server, top):
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert caught.value.details() == error["message"]
             assert ("gameai-field", "top") in caught.value.trailing_metadata()
+
+
+def test_lines_of_pieces_that_move_carry_their_origins(top_server):
+    """Three Men's Morris after the placements: a top move's line moves pieces (each step
+    with its ``from``), ends where the game does or at a third repetition, and replays."""
+    moves = "5 1 9 7 3 2"  # all six pieces down: X to move a piece
+    a = rest(top_server, "three-mens-morris", "best-move", {"moves": moves, "top": 3})
+    game = get_game("three-mens-morris")
+    assert 1 <= len(a["top"]) <= 3
+    for top in a["top"]:
+        assert all("from" in step for step in top["line"])
+        assert top["line"][0] == {k: top[k] for k in ("row", "col", "index", "from")}
+        state = game.parse_moves(moves)
+        for step in top["line"]:
+            action = game.cells + step["from"]["index"] * game.cells + step["index"]
+            state = state.play(action)
+        assert "outcome" in top  # the morris solver proves every position
+    g = grpc_answer(top_server, "BestMove", "three-mens-morris", moves=moves, top=3)
+    assert [[(m.get("from_index", 0), m.get("index", 0)) for m in t["line"]]
+            for t in g["top"]] == [[(m["from"]["index"], m["index"]) for m in t["line"]]
+                                   for t in a["top"]]
