@@ -423,3 +423,20 @@ def test_bad_settings_stop_the_worker_with_a_message(redis_url):
     assert "GAMEAI_METRICS_PORT (--metrics-port): must be between 0 and 65535" in proc.stderr
     with pytest.raises(Exception, match="--from-version 7"):
         main(_args(redis_url, from_version="7"))
+
+
+def test_a_worker_stopped_by_the_memory_budget_publishes_what_it_learned(redis_url, caplog,
+                                                                         monkeypatch):
+    """Issue 28: the table reaching the memory limit ends training, not the model: its
+    last model goes out as the last candidate (every candidate here: four-in-a-row is too
+    large for the gates), and the worker says why it stopped."""
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "16M")
+    assert main(_args(redis_url, game="four-in-a-row", publish="every",
+                      publish_every=10_000_000, max_games=10_000_000)) == 0
+    with ModelStore.from_url(redis_url) as store:
+        (version,) = store.versions(game="four-in-a-row")
+        model = store.load(game="four-in-a-row", version=version.version)
+    assert 0 < version.info["games_played"] < 10_000_000
+    assert len(model.keys) > 10_000
+    assert "training stopped (memory budget): growing a learner's table" in caplog.text

@@ -54,7 +54,7 @@ from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.learners.base import Learner
-from gameai.trainer.training import opening_values, with_evaluation
+from gameai.trainer.training import MEMORY_BUDGET, opening_values, with_evaluation
 from gameai.trainer.worker.gates import ShadowGate, check_gates, promote_version, publish
 from gameai.trainer.worker.metrics import MetricsServer, TrainerMetrics
 from gameai.trainer.worker.production import NotJudged, Own, ProductionView
@@ -184,7 +184,9 @@ class Worker:
         return {"status": "ok", "games": self.learner.games_played,
                 "activity": "idle" if self.idle else self.activity,
                 "pending_publish": self.pending is not None, "idle": self.idle,
-                "production_pinned": self.view.pin is not None}
+                "production_pinned": self.view.pin is not None,
+                **({"stopped": MEMORY_BUDGET, "why": self.learner.full}
+                   if self.learner.full is not None else {})}
 
     def run(self) -> None:
         try:
@@ -222,12 +224,16 @@ class Worker:
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
             self.metrics.selfplay(getattr(self.learner, "selfplay_status", None))
             chunk = _next_chunk(chunk, stats.seconds)
-            finished = s.max_games is not None and self.played >= s.max_games
+            # the learner's table reached the memory limit: its model is the last candidate
+            finished = (s.max_games is not None and self.played >= s.max_games) \
+                or self.learner.full is not None
             if (since >= s.publish_every and self._evaluation_due()) or finished:
                 since = 0
                 self._look()
                 if not self.idle:
                     self._consider(self._candidate())
+                if self.learner.full is not None:
+                    self._update_idle()
             self._publish_if_due()
 
     def _evaluation_due(self) -> bool:
@@ -321,7 +327,13 @@ class Worker:
         pending = self.pending.report if self.pending else None
         # --publish every: the operator asked for versions, so the worker never rests
         idle = self.settings.publish != "every" and self.view.perfect(pending)
-        if idle != self.idle:
+        if self.learner.full is not None:  # it can learn no more: never resumes
+            if not self.idle:
+                log.warning("training stopped (%s): %s; its last model was the last "
+                            "candidate; nothing more is learned until the trainer is "
+                            "restarted with a higher limit", MEMORY_BUDGET, self.learner.full)
+            idle = True
+        elif idle != self.idle:
             if idle:
                 log.info("idle: %s; nothing left to learn, so no training and no versions "
                          "until production changes, a pin is released or the trainer is "
