@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "the shadow worker; more are dropped and counted (1000)")
     p.add_argument("--shadow-solve-ms", metavar="MS", help="the solver's budget per shadowed "
                    "query, for the optimal-move rates (20; 0: none)")
+    p.add_argument("--ready-when", metavar="all|any", help="/readyz and gRPC health say "
+                   "ready once every served game has its production model loaded (all, the "
+                   "default) or once any one has (the others answer 404 until then)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 
