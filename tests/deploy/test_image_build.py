@@ -340,3 +340,23 @@ def test_no_command_imports_a_package_the_image_lacks_unannounced(image: Image) 
         for module in modules:
             text = (site / module).read_text()
             assert OPTIONAL[package] in text, (package, module)
+
+
+def test_bench_ntuple_runs_in_the_image(image: Image) -> None:
+    """Issue 28: ``gameai bench ntuple`` in the image's install (it died with ``No module
+    named 'httpx'``) times a network's best-move on a server it starts itself."""
+    from gameai.trainer.training import make_learner
+
+    model = image.home / "ntuple.gmodel"
+    learner = make_learner(get_game("tictactoe"), "ntuple", seed=1)
+    learner.play(200)
+    model.write_bytes(learner.export().to_bytes())
+    result = subprocess.run(
+        [image.gameai, "bench", "ntuple", "--model", str(model), "--depths", "0",
+         "--seconds", "0.3", "--clients", "1", "--skip-strength", "--json"],
+        cwd=image.home, env=image.env(), capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert report["latency"]["depths"]["0"]["requests"] > 0
+    assert report["latency"]["depths"]["0"]["errors"] == 0
