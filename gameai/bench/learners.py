@@ -13,6 +13,7 @@ from typing import Any
 
 from gameai.bench.baseline import python_td_games
 from gameai.games import get_game
+from gameai.games.budget import OverBudget
 from gameai.games.mnk.game import as_mnk
 from gameai.models import Model
 from gameai.trainer.evaluation.evaluate import evaluate, unbeatable
@@ -33,6 +34,15 @@ MAX_GAMES = 10_000_000  # a learner not there by then is reported as such
 CHECKPOINT_EVERY = 10_000  # games between checkpoints at most (the first ones come sooner)
 
 
+def play(learner: Any, games: int) -> Any:
+    """``learner.play(games)``, refused when the memory limit stopped the learner's table
+    (it would play no more: a rate measured on would be of nothing)."""
+    stats = learner.play(games)
+    if learner.full is not None:
+        raise OverBudget(learner.full)
+    return stats
+
+
 def load() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
 
@@ -49,7 +59,7 @@ def selfplay(game_name: str, *, seconds: float = 2.0, baseline_seconds: float = 
         best = 0.0
         batch, spent = 5_000, 0.0
         while spent < seconds / len(LEARNERS):
-            stats = learner.play(batch)
+            stats = play(learner, batch)
             spent += stats.seconds
             best = max(best, stats.games_per_second)
             batch = min(batch * 2, 200_000)
@@ -142,7 +152,7 @@ def schedules(game_name: str, algorithm: str, *, seconds: float,
         learner = make_learner(game, algorithm, seed=seed, params=params)
         spent, batch = 0.0, 20_000
         while spent < seconds:
-            stats = learner.play(batch)
+            stats = play(learner, batch)
             spent += stats.seconds
             batch = max(1_000, int(batch * (seconds / 4) / max(stats.seconds, 1e-3)))
         report = evaluate(learner.export(), random_games=200, seed=seed)

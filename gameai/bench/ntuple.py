@@ -75,7 +75,8 @@ def latency(model: NtupleModel, *, depths: list[int], clients: int = 8,
                 store.set_alias(game=published.game.name, alias="production",
                                 version=version, by="bench")
             store.close()
-            with serving(redis.url, workers) as (http_port, _grpc, _pid):
+            with serving(redis.url, workers, games=tuple(dict.fromkeys(
+                    ("tictactoe", game.name)))) as (http_port, _grpc, _pid):
                 # the floor: a table's best-move on the same server, in the same run
                 run = asyncio.run(_drive(http_port, "tictactoe", live_boards(
                     get_game("tictactoe")), 0, None, clients, seconds))

@@ -119,11 +119,29 @@ def core_batch_rate(url: str, boards: list[str]) -> float:
     return done / (time.perf_counter() - started)
 
 
-@contextmanager
-def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
-    """A ``gameai serve`` process (with ``workers`` workers) on free ports."""
-    import httpx
+def http(method: str, url: str, body: dict[str, Any] | None = None, *,
+         timeout: float = 60.0) -> tuple[int, str]:
+    """One HTTP request with the standard library (the image has no HTTP client package,
+    issue 28): the status and the body's text, whatever the status. Raises ``OSError``
+    when nothing answers."""
+    import urllib.error
+    import urllib.request
 
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as e:
+        return int(e.code), e.read().decode()
+
+
+@contextmanager
+def serving(url: str, workers: int, games: tuple[str, ...] = ("tictactoe", "connect-four")
+            ) -> Iterator[tuple[int, int, int]]:
+    """A ``gameai serve`` process (with ``workers`` workers) of ``games`` on free ports,
+    once it is ready (every game has its production version loaded)."""
     from gameai.store.embedded import free_port
 
     http_port, grpc_port = free_port(), free_port()
@@ -131,7 +149,7 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
         [sys.executable, "-m", "gameai", "serve", "--store", url, "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--workers", str(workers), "--log-level", "warning",
          "--drain-seconds", "0", "--grace-seconds", "5", "--poll-seconds", "0.2",
-         "--games", "tictactoe,connect-four"],
+         "--games", ",".join(games)],
         env={k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")})
     try:
         deadline = time.monotonic() + 180  # the network's search compiles as it loads
@@ -140,9 +158,9 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the server did not start")
             try:
-                ok = httpx.get(f"http://127.0.0.1:{http_port}/readyz").status_code == 200
+                ok = http("GET", f"http://127.0.0.1:{http_port}/readyz", timeout=5)[0] == 200
                 ready = ready + 1 if ok else 0
-            except httpx.HTTPError:
+            except OSError:
                 ready = 0
             time.sleep(0.2)
         yield http_port, grpc_port, process.pid
@@ -187,8 +205,6 @@ def measure(args: argparse.Namespace, http_port: int, grpc_port: int,
 def set_shadow_share(url: str, http_port: int, share: int) -> None:
     """Set the shadow alias's share and wait until the server follows it (every worker
     process: several answers in a row)."""
-    import httpx
-
     from gameai.store import ModelStore
 
     with ModelStore.from_url(url) as store:
@@ -197,7 +213,7 @@ def set_shadow_share(url: str, http_port: int, share: int) -> None:
     while seen < 10:
         if time.monotonic() > deadline:
             raise RuntimeError(f"the server did not follow the shadow share {share}")
-        games = httpx.get(f"http://127.0.0.1:{http_port}/v1/games").json()["games"]
+        games = json.loads(http("GET", f"http://127.0.0.1:{http_port}/v1/games")[1])["games"]
         ok = next(g for g in games if g["name"] == "tictactoe")["shadow_share"] == share
         seen = seen + 1 if ok else 0
         time.sleep(0.05)
@@ -205,9 +221,7 @@ def set_shadow_share(url: str, http_port: int, share: int) -> None:
 
 def shadow_counts(http_port: int) -> dict[str, float]:
     """The server's shadow counters (every worker's, merged), from ``/metrics``."""
-    import httpx
-
-    text = httpx.get(f"http://127.0.0.1:{http_port}/metrics").text
+    text = http("GET", f"http://127.0.0.1:{http_port}/metrics")[1]
     out = {"compared": 0.0, "dropped": 0.0}
     for line in text.splitlines():
         for name in out:
@@ -264,25 +278,23 @@ def measure_review(http_port: int) -> dict[str, Any]:
     """Milliseconds per review of :data:`DRAWN_GAMES` over REST, each game reviewed once
     (its positions unseen): half by the model alone, half with the default solver
     budget."""
-    import httpx
-
     half = len(DRAWN_GAMES) // 2
     out: dict[str, Any] = {}
-    with httpx.Client(base_url=f"http://127.0.0.1:{http_port}", timeout=60) as http:
-        for label, games, extra in (("model_only", DRAWN_GAMES[:half], {"solve_ms": 0}),
-                                    ("default_solver", DRAWN_GAMES[half:], {})):
-            times, proved = [], []
-            for moves in games:
-                started = time.perf_counter()
-                r = http.post("/v1/games/connect-four/review", json={"moves": moves, **extra})
-                times.append((time.perf_counter() - started) * 1e3)
-                body = r.json()
-                if r.status_code != 200 or len(body["plies"]) != 42:
-                    raise RuntimeError(f"review failed: {r.status_code} {r.text[:200]}")
-                proved.append(body["proved"])
-            out[label] = {"ms": times, "max_ms": max(times),
-                          "median_ms": statistics.median(times), "proved": proved,
-                          "depth": body.get("depth")}
+    review = f"http://127.0.0.1:{http_port}/v1/games/connect-four/review"
+    for label, games, extra in (("model_only", DRAWN_GAMES[:half], {"solve_ms": 0}),
+                                ("default_solver", DRAWN_GAMES[half:], {})):
+        times, proved = [], []
+        for moves in games:
+            started = time.perf_counter()
+            status, text = http("POST", review, {"moves": moves, **extra})
+            times.append((time.perf_counter() - started) * 1e3)
+            body = json.loads(text) if status == 200 else {}
+            if status != 200 or len(body["plies"]) != 42:
+                raise RuntimeError(f"review failed: {status} {text[:200]}")
+            proved.append(body["proved"])
+        out[label] = {"ms": times, "max_ms": max(times),
+                      "median_ms": statistics.median(times), "proved": proved,
+                      "depth": body.get("depth")}
     return out
 
 

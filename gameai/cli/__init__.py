@@ -64,11 +64,28 @@ def main(argv: Sequence[str] | None = None) -> int:
               "GAMEAI_MEMORY_LIMIT) makes work that would not fit refuse before it starts",
               file=sys.stderr)
         return REFUSED
+    except ModuleNotFoundError as e:
+        if not e.name or e.name.split(".")[0] == "gameai":
+            raise  # a part of gameai itself missing is a broken install: show where
+        print(f"gameai {args.command}: error: this command needs the Python package "
+              f"{e.name.split('.')[0]!r}, which is not installed here: "
+              f"{install_hint(e.name)}", file=sys.stderr)
+        return REFUSED
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (``gameai analyze ... | head``)
         sys.stderr.close()
         return 0
+
+
+# optional packages and the extra that brings each (pyproject.toml)
+EXTRAS = {"matplotlib": "pip install 'gameai[plot]'", "ray": "pip install 'gameai[ray]'"}
+
+
+def install_hint(module: str) -> str:
+    """What to install for the missing ``module``: its extra, else the package itself."""
+    top = module.split(".")[0]
+    return EXTRAS.get(top, f"pip install {top}")
 
 
 def attach_dashed_values(argv: Sequence[str]) -> list[str]:

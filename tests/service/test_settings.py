@@ -38,6 +38,7 @@ def test_games_are_normalised_and_deduplicated() -> None:
     ({"log_level": "loud"}, {}, "GAMEAI_LOG_LEVEL (--log-level): must be one of"),
     ({"workers": "0"}, {}, "GAMEAI_WORKERS (--workers): must be between 1 and 64"),
     ({"grace_seconds": "1", "drain_seconds": "5"}, {}, "GAMEAI_DRAIN_SECONDS"),
+    ({}, {"GAMEAI_READY_WHEN": "some"}, "GAMEAI_READY_WHEN (--ready-when): must be all"),
 ])
 def test_bad_values_name_the_setting(flags: dict[str, str], env: dict[str, str],
                                      message: str) -> None:

@@ -43,6 +43,22 @@ def test_train_until_unbeatable_writes_a_model_and_a_plot(tmp_path, capsys):
         {k: report["evaluation"][k] for k in ("losses_as_x", "losses_as_o", "optimal_move_rate")}
 
 
+def test_train_stopped_by_the_memory_budget_writes_the_model_and_says_why(tmp_path, capsys,
+                                                                         monkeypatch):
+    """Issue 28: the table reaching --memory-limit ends training with the model written
+    (the growth check leaves room for the export) and the reason in the report."""
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "1G")  # restored after: --memory-limit sets it
+    out = tmp_path / "td.gmodel"
+    assert main(["train", "--game", "four-in-a-row", "--algorithm", "td", "--games",
+                 "10000000", "--memory-limit", "16M", "--seed", "1", "--out", str(out),
+                 "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stopped"] == "memory budget"
+    assert "over the memory limit of 16.0 MB" in report["why"]
+    model = load_model(out.read_bytes())
+    assert 0 < model.info.games_played < 10_000_000 and len(model.keys) > 10_000
+
+
 def test_same_seed_same_file_bytes(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # reproducible-build metadata
     paths = [tmp_path / f"{i}.gmodel" for i in range(2)]

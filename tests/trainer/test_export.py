@@ -90,3 +90,26 @@ def test_an_export_over_the_limit_is_refused_before_it_starts(monkeypatch):
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+# issue 28: td on four-in-a-row stopped at 16 MB, and its export then asked 18.7; a pooled
+# export's chunk alone is about 18 MB on that board
+@pytest.mark.parametrize(("algorithm", "limit"), [("td", "16M"), ("qlearning", "40M"),
+                                                  ("tally", "128M")])
+def test_a_learner_stopped_by_the_memory_budget_keeps_room_to_export(monkeypatch, algorithm,
+                                                                     limit):
+    """The table grows only while the export of the grown table fits too: a learner the
+    limit stops plays no more, says why, and exports everything it learned under that
+    same limit."""
+    monkeypatch.setenv(ENV, limit)
+    learner = make_learner(get_game("four-in-a-row"), algorithm, seed=1)
+    stats = learner.play(10_000_000)
+    assert learner.full is not None and f"memory limit of {limit[:-1]}.0 MB" in learner.full
+    assert stats.games == learner.games_played < 10_000_000
+    held = len(learner.table)
+    model = learner.export()  # under the same limit: no OverBudget
+    assert held > 10_000 and len(model.keys) > 0
+    capacity = learner.table.capacity
+    learner.play(10_000_000)  # asked again: the table fills what it has, never grows
+    assert learner.full is not None and learner.table.capacity == capacity
+    assert len(learner.export().keys) >= len(model.keys)

@@ -196,6 +196,75 @@ def test_a_pin_holds_auto_promotion_off_and_a_release_lets_the_idle_worker_promo
     assert f"promoted tictactoe version {ours}, held back until now" in out
 
 
+EVENT_SECONDS = 2.0  # an operator's change reaches a busy trainer within this (issue 28)
+
+
+def _health(port: int) -> dict:
+    return json.loads(_get(port, "/healthz")[1])
+
+
+def _within(condition, seconds: float, what: str) -> float:
+    """How long ``condition`` took to hold, failing past ``seconds``."""
+    started = time.monotonic()
+    _until(condition, timeout=seconds, what=what)
+    return time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_a_busy_trainer_follows_pin_promote_release_and_rollback_at_once(redis_url, oracle):
+    """Issue 28: a trainer in a long stretch of self-play (its next candidate about a
+    minute away: evaluation may take 0.1% of its time) learns of an operator's promote,
+    pin, release and rollback within a second or two, from the store's events: /healthz
+    and the pinned gauge follow at once, and a release promotes its held-back version."""
+    store = ModelStore.from_url(redis_url)
+    port = free_port()
+    proc = _start(redis_url, port, "--seed", "5", "--publish-every", "20000",
+                  "--publish", "every", "--eval-share", "0.001")
+    try:
+        _until(lambda: store.rollout(game="tictactoe").production is not None, timeout=120,
+               what="the trainer's first version in production")
+        (ours,) = [r.version for r in store.versions(game="tictactoe")]
+        assert store.version(game="tictactoe", version=ours).evaluation[
+            "optimal_move_rate"] == 1.0
+        assert _health(port)["production_pinned"] is False
+        games = _metric(port, "gameai_trainer_games_total")
+        flawed = publish(store, _flawed(oracle), by="ops").version
+        # an operator promotes a worse version: production pinned there
+        store.set_alias(game="tictactoe", alias="production", version=flawed, by="ops",
+                        pin=True)
+        _within(lambda: _health(port)["production_pinned"] is True, EVENT_SECONDS,
+                "/healthz to say pinned after a promote")
+        assert _metric(port, "gameai_trainer_production_pinned") == 1
+        _until(lambda: _metric(port, "gameai_trainer_games_total") > games,
+               what="self-play to go on")  # busy all along
+        assert store.rollout(game="tictactoe").production == flawed  # the pin holds
+        # the release: the trainer's own better version goes back at once
+        assert store.release(game="tictactoe", by="ops") is not None
+        _within(lambda: store.rollout(game="tictactoe").production == ours, EVENT_SECONDS,
+                "the held-back version promoted after the release")
+        _within(lambda: _health(port)["production_pinned"] is False, EVENT_SECONDS,
+                "/healthz to say unpinned")
+        assert _metric(port, "gameai_trainer_production_pinned") == 0
+        # a pin where production is, then a rollback (pinned again): both seen at once
+        store.release(game="tictactoe", by="ops")
+        store.pin(game="tictactoe", by="ops")
+        _within(lambda: _metric(port, "gameai_trainer_production_pinned") == 1,
+                EVENT_SECONDS, "the gauge to say pinned after a pin")
+        store.release(game="tictactoe", by="ops")
+        _within(lambda: _metric(port, "gameai_trainer_production_pinned") == 0,
+                EVENT_SECONDS, "the gauge to say unpinned after a release")
+        store.rollback(game="tictactoe", by="ops", pin=True)
+        _within(lambda: _health(port)["production_pinned"] is True, EVENT_SECONDS,
+                "/healthz to say pinned after a rollback")
+        assert store.rollout(game="tictactoe").production == flawed
+        assert _health(port)["activity"] == "self-play"  # still busy, never idle
+        assert len(store.versions(game="tictactoe")) == 2  # no candidate came meanwhile
+    finally:
+        code, _, out = _stop(proc)
+    assert code == 0, out
+    assert f"promoted tictactoe version {ours}, held back until now" in out
+
+
 @pytest.mark.slow
 def test_redis_outage_pauses_publishing_and_loses_nothing(tmp_path):
     redis = RedisServer(tmp_path / "redis", tcp=True, persist=True).start()
@@ -354,3 +423,20 @@ def test_bad_settings_stop_the_worker_with_a_message(redis_url):
     assert "GAMEAI_METRICS_PORT (--metrics-port): must be between 0 and 65535" in proc.stderr
     with pytest.raises(Exception, match="--from-version 7"):
         main(_args(redis_url, from_version="7"))
+
+
+def test_a_worker_stopped_by_the_memory_budget_publishes_what_it_learned(redis_url, caplog,
+                                                                         monkeypatch):
+    """Issue 28: the table reaching the memory limit ends training, not the model: its
+    last model goes out as the last candidate (every candidate here: four-in-a-row is too
+    large for the gates), and the worker says why it stopped."""
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
+    monkeypatch.setenv("GAMEAI_MEMORY_LIMIT", "16M")
+    assert main(_args(redis_url, game="four-in-a-row", publish="every",
+                      publish_every=10_000_000, max_games=10_000_000)) == 0
+    with ModelStore.from_url(redis_url) as store:
+        (version,) = store.versions(game="four-in-a-row")
+        model = store.load(game="four-in-a-row", version=version.version)
+    assert 0 < version.info["games_played"] < 10_000_000
+    assert len(model.keys) > 10_000
+    assert "training stopped (memory budget): growing a learner's table" in caplog.text

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gameai.games import Game
+from gameai.games.budget import OverBudget
 from gameai.models import Model, ModelInfo
 from gameai.trainer.walkers.rng import seed_state
 
@@ -115,6 +116,9 @@ class Learner(abc.ABC):
         self.games_played = 0
         self.training_seconds = 0.0  # self-play time behind the values, a parent's included
         self.parent_version: int | None = None
+        # why the learner can play no more (its table would outgrow the memory limit, its
+        # export included), None while it can: what it learned stays, ready to export
+        self.full: str | None = None
 
     @classmethod
     def params_type_for(cls, game: Game) -> type[Params]:
@@ -128,25 +132,33 @@ class Learner(abc.ABC):
     def play(self, games: int) -> RoundStats:
         """Play ``games`` games of self-play, learning from each. Returns what happened.
 
-        ``play(0)`` only compiles (or loads from numba's cache) the learner's kernel.
+        ``play(0)`` only compiles (or loads from numba's cache) the learner's kernel. When
+        the table may not grow (it would outgrow the memory limit, or leave no room to
+        export it), fewer games are played, nothing of what was learned is lost and
+        :attr:`full` says why: the caller stops training and exports.
         """
         if games < 0:
             raise ValueError(f"cannot play {games} games")
         started = time.perf_counter()
         stats = np.zeros(4, dtype=np.int64)  # x wins, o wins, draws, moves
         done = 0
+        self.full = None  # asked again: the limit may have been raised meanwhile
         while True:  # at least once: play(0) compiles (or loads) the kernel
             batch = min(games - done, BATCH)
-            self._reserve(batch)  # the kernel never fills the table
+            try:
+                self._reserve(batch)  # the kernel never fills the table
+            except OverBudget as e:  # refused before anything was allocated or changed
+                self.full = str(e)
+                break
             self._run(batch, self.games_played + done, stats)
             done += batch
             if done >= games:
                 break
-        self.games_played += games
+        self.games_played += done
         seconds = time.perf_counter() - started
-        if games:  # play(0) only compiles
+        if done:  # play(0) only compiles
             self.training_seconds += seconds
-        return RoundStats(games, int(stats[0]), int(stats[1]), int(stats[2]), int(stats[3]),
+        return RoundStats(done, int(stats[0]), int(stats[1]), int(stats[2]), int(stats[3]),
                           seconds)
 
     @abc.abstractmethod

@@ -129,6 +129,42 @@ def children_of(game: MnkGame, table: HashTable, keys: U64, *, canonical: bool
     return kids, found.reshape(kids.x.shape)
 
 
+@dataclass(frozen=True)
+class ExportShape:
+    """How a table learner exports: afterstate rows read off the table (td) or sums
+    pooled over the symmetric images of raw positions (``pooled``: tally, qlearning, with
+    ``width`` sums a cell and ``held`` bytes an entry of their own). The table grows only
+    while the export of the grown table still fits the memory limit (:meth:`estimate`),
+    so a learner stopped by the limit can always write what it learned (issue 28)."""
+
+    what: str  # "a td table"
+    pooled: bool = False
+    width: int = 1
+    held: int = 8
+    seconds: float = TABLE_SECONDS  # an entry and cell
+
+    def estimate(self, game: MnkGame, *, entries: int, capacity: int) -> budget.Estimate:
+        """The most the export of a table of ``entries`` keys in ``capacity`` slots asks
+        for: the larger of its checks, every entry taken to give a row."""
+        if not self.pooled:
+            return afterstate_estimate(game, self.what, entries=entries + 1,
+                                       capacity=capacity)
+        sorting = budget.Estimate(f"exporting {self.what} of {entries:,} entries",
+                                  entries * (self.held + SORT_BYTES), positions=entries)
+        rows = export_estimate(game, self.what, entries=entries, rows=entries,
+                               held=self.held + 16, width=self.width * POOLED_COPIES,
+                               seconds_per_entry_cell=self.seconds)
+        return max(sorting, rows, key=lambda e: e.bytes)
+
+
+def afterstate_estimate(game: MnkGame, what: str, *, entries: int, capacity: int
+                        ) -> budget.Estimate:
+    """What exporting ``entries`` afterstate rows of a table of ``capacity`` slots needs:
+    the sorted keys and the slots' order (``capacity // entries`` bytes an entry more)."""
+    return export_estimate(game, what, entries=entries, rows=entries,
+                           held=8 + capacity // entries)
+
+
 def export_estimate(game: MnkGame, what: str, *, entries: int, rows: int, held: int,
                     width: int = 1, seconds_per_entry_cell: float = TABLE_SECONDS
                     ) -> budget.Estimate:

@@ -11,6 +11,7 @@ kernel never runs out of room.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numba as nb
@@ -135,8 +136,17 @@ class HashTable:
     def capacity(self) -> int:
         return int(self.keys.shape[0])
 
-    def reserve(self, more: int) -> None:
-        """Make room for ``more`` new keys at a load of at most one half."""
+    def reserve(self, more: int, *,
+                room_for: Callable[[int, int], Estimate] | None = None) -> None:
+        """Make room for ``more`` new keys at a load of at most one half.
+
+        ``room_for(entries, capacity)``: the work the grown table must still fit under the
+        memory limit once it holds as many keys as it may (its owner's export), checked
+        with the growth itself.
+
+        Raises:
+            OverBudget: growing (or the work after it) would not fit; nothing changed.
+        """
         need = len(self) + more
         if need <= self.capacity * _MAX_LOAD:
             return
@@ -151,6 +161,11 @@ class HashTable:
         require(Estimate(f"growing a learner's table from {self.capacity:,} to {cap:,} "
                          f"slots ({need:,} positions)",
                          bytes=self.nbytes() + cap * per_slot + self.capacity * 8))
+        if room_for is not None:
+            later = room_for(int(cap * _MAX_LOAD), cap)
+            require(Estimate(f"growing a learner's table from {self.capacity:,} to {cap:,} "
+                             f"slots leaves no room for its export: {later.what}",
+                             later.bytes, later.seconds, later.positions))
         keys = np.full(cap, EMPTY, dtype=np.uint64)
         moved_to = np.full(self.capacity, -1, dtype=np.int64)
         _rehash(self.keys, keys, moved_to)

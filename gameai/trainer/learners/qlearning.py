@@ -34,7 +34,7 @@ import numpy as np
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params, require
-from gameai.trainer.learners.export import POOLED_SECONDS
+from gameai.trainer.learners.export import POOLED_SECONDS, ExportShape
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.learners.stores import claim, lookup
 from gameai.trainer.learners.tabular import TabularLearner
@@ -93,6 +93,8 @@ class QLearner(TabularLearner):
     algorithm = "qlearning"
     params_type = QParams
     params: QParams
+    export_shape = ExportShape("a qlearning table", pooled=True, width=2, held=8,
+                               seconds=POOLED_SECONDS["qlearning"])
 
     def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
                  walker: str | None = None) -> None:
@@ -133,8 +135,9 @@ class QLearner(TabularLearner):
                 mean = sums[..., 0] / sums[..., 1]
             return np.where(sums[..., 1] > 0, p.to_value(mean), np.nan)
 
-        return self.walker.pooled_model(self.table, sums_of, finish, what="a qlearning table",
-                                        width=2, held=8, seconds=POOLED_SECONDS["qlearning"],
+        shape = self.export_shape
+        return self.walker.pooled_model(self.table, sums_of, finish, what=shape.what,
+                                        width=shape.width, held=shape.held, seconds=shape.seconds,
                                         start=True, info=info or self.info())
 
     def warm_start(self, model: Model) -> None:

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from gameai.games import Game
 from gameai.trainer.learners.base import Learner, Params
+from gameai.trainer.learners.export import ExportShape
 from gameai.trainer.learners.stores import PositionStore
 from gameai.trainer.walkers.interface import Walker
 from gameai.trainer.walkers.registry import walker_for, walker_type
@@ -27,6 +28,8 @@ class TabularLearner(Learner):
     # whether the learner's afterstate keys are shared by symmetric images (td) or its
     # keys are positions as played (seed 003's tables and seed 000's tallies)
     symmetric: ClassVar[bool] = False
+    # how the learner exports: the table grows only while that export still fits
+    export_shape: ClassVar[ExportShape]
     table: PositionStore
 
     def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
@@ -42,7 +45,7 @@ class TabularLearner(Learner):
         return walker_type(game, walker).params_type(cls.params_type)
 
     def _reserve(self, games: int) -> None:
-        self.walker.reserve(self.table, games)
+        self.walker.reserve(self.table, games, self.export_shape)
 
     @property
     def start_share(self) -> float:

@@ -36,7 +36,7 @@ import numpy as np
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params, require
-from gameai.trainer.learners.export import POOLED_SECONDS
+from gameai.trainer.learners.export import POOLED_SECONDS, ExportShape
 from gameai.trainer.learners.stores import claim
 from gameai.trainer.learners.tabular import TabularLearner
 from gameai.trainer.walkers.interface import (
@@ -87,6 +87,8 @@ class TallyLearner(TabularLearner):
     algorithm = "tally"
     params_type = TallyParams
     params: TallyParams
+    export_shape = ExportShape("a tally table", pooled=True, width=3, held=16,
+                               seconds=POOLED_SECONDS["tally"])
 
     def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
                  walker: str | None = None) -> None:
@@ -128,9 +130,10 @@ class TallyLearner(TabularLearner):
             rows = moves.row
             return np.asarray(tallies[rows].reshape(len(rows), -1).any(axis=1), dtype=bool)
 
+        shape = self.export_shape
         return self.walker.pooled_model(self.table, lambda moves: tallies[moves.row], finish,
-                                        what="a tally table", width=3, held=16,
-                                        seconds=POOLED_SECONDS["tally"], start=False,
+                                        what=shape.what, width=shape.width, held=shape.held,
+                                        seconds=shape.seconds, start=False,
                                         info=info or self.info(), nonempty=nonempty)
 
     def warm_start(self, model: Model) -> None:

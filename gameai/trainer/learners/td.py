@@ -45,6 +45,7 @@ import numpy as np
 from gameai.games import Game
 from gameai.models import Model, ModelInfo
 from gameai.trainer.learners.base import Params, require
+from gameai.trainer.learners.export import ExportShape
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.learners.stores import claim, lookup
 from gameai.trainer.learners.tabular import TabularLearner
@@ -103,6 +104,7 @@ class TdLearner(TabularLearner):
     params_type = TdParams
     params: TdParams
     symmetric = True  # seed 004: one value for the symmetric images of an afterstate
+    export_shape = ExportShape("a td table")
 
     def __init__(self, game: Game, *, seed: int = 0, params: Params | None = None,
                  walker: str | None = None) -> None:
@@ -141,7 +143,7 @@ class TdLearner(TabularLearner):
             rows = np.where(v >= d, (v - d) / (1 - d), (v - d) / d)
             return np.where(moves.legal, rows, np.nan)
 
-        return self.walker.afterstate_model(self.table, rows_of, what="a td table",
+        return self.walker.afterstate_model(self.table, rows_of, what=self.export_shape.what,
                                             info=info or self.info())
 
     def warm_start(self, model: Model) -> None:

@@ -44,10 +44,11 @@ from gameai.games.mnk.keys import (
 )
 from gameai.models import Model, ModelInfo, TableModel
 from gameai.trainer.learners.export import (
+    ExportShape,
+    afterstate_estimate,
     boards_of,
     child_keys,
     expand,
-    export_estimate,
     stream_pooled,
     stream_rows,
     table_keys,
@@ -301,8 +302,13 @@ class BitboardWalker(Walker):
                  for name, (dtype, shape, initial) in (per_move or {}).items()}
         return HashTable({**columns, **moves})
 
-    def reserve(self, store: PositionStore, games: int) -> None:
-        store.reserve(games * self.board.cells)
+    def reserve(self, store: PositionStore, games: int,
+                export: ExportShape | None = None) -> None:
+        table = cast(HashTable, store)
+        room = None if export is None else (
+            lambda entries, capacity: export.estimate(self.board, entries=entries,
+                                                      capacity=capacity))
+        table.reserve(games * self.board.cells, room_for=room)
 
     def afterstate_model(self, store: PositionStore, rows_of: RowsOf, *, what: str,
                          info: ModelInfo) -> Model:
@@ -310,8 +316,8 @@ class BitboardWalker(Walker):
         of the empty board, streamed in chunks (:func:`stream_rows`)."""
         table = cast(HashTable, store)
         entries = len(table) + 1
-        budget.require(export_estimate(self.board, what, entries=entries, rows=entries,
-                                       held=8 + table.capacity // entries))
+        budget.require(afterstate_estimate(self.board, what, entries=entries,
+                                           capacity=table.capacity))
         keys, rows = stream_rows(table_keys(table), self.board.cells,
                                  lambda chunk: rows_of(BitboardMoves(self.board, table, chunk)))
         return TableModel(self.game, info, keys, rows)

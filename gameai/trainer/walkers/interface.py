@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +43,9 @@ from gameai.games import Game
 from gameai.models import Model, ModelInfo, TableModel
 from gameai.trainer.learners.base import Params
 from gameai.trainer.learners.stores import Column, PositionStore, python_implementation
+
+if TYPE_CHECKING:
+    from gameai.trainer.learners.export import ExportShape
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -189,8 +192,14 @@ class Walker(abc.ABC):
         a position (:func:`move_row`)."""
 
     @abc.abstractmethod
-    def reserve(self, store: PositionStore, games: int) -> None:
-        """Make room in ``store`` for what ``games`` more games can add."""
+    def reserve(self, store: PositionStore, games: int,
+                export: ExportShape | None = None) -> None:
+        """Make room in ``store`` for what ``games`` more games can add, leaving room
+        under the memory limit for an ``export`` of the grown store.
+
+        Raises:
+            OverBudget: the store may not grow; nothing was changed.
+        """
 
     # -- exports ------------------------------------------------------------------------------
 

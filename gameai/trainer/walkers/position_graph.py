@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 import numba as nb
 import numpy as np
@@ -54,6 +54,9 @@ from gameai.trainer.walkers.interface import (
     table_model,
 )
 from gameai.trainer.walkers.rng import below, uniform
+
+if TYPE_CHECKING:
+    from gameai.trainer.learners.export import ExportShape
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -276,8 +279,10 @@ class PositionGraphWalker(Walker):
                                     for name, (dtype, shape, initial) in
                                     (per_move or {}).items()})
 
-    def reserve(self, store: PositionStore, games: int) -> None:
-        """Nothing to do: a dense table has every row."""
+    def reserve(self, store: PositionStore, games: int,
+                export: ExportShape | None = None) -> None:
+        """Nothing to do: a dense table has every row (and its export's room was
+        checked when it was made)."""
 
     def afterstate_model(self, store: PositionStore, rows_of: RowsOf, *, what: str,
                          info: ModelInfo) -> Model:

@@ -13,8 +13,17 @@ idles: the operator asked for versions); with ``--promote auto`` it then becomes
 When the best model known is proven perfect (production's, or one this worker published
 and a pin held back), nothing is left to learn: the worker idles, using no CPU and
 publishing nothing, and says so in its log, in ``gameai_trainer_idle`` and on
-``/healthz``. It looks at the store every couple of seconds and resumes when production
-changes or a pin is released (and promotes its own better version once the pin is gone).
+``/healthz``. It resumes when production changes or a pin is released (and promotes its
+own better version once the pin is gone).
+
+Operators' changes arrive as events, whatever the worker is doing: a listener thread
+(:meth:`Worker.listen`) follows the store's change events, so a pin, a release, a
+promotion or a rollback shows on ``/healthz`` and in ``gameai_trainer_production_pinned``
+within a second, and a release promotes this worker's held-back version at once when it
+passes the gates against production (judged already: the listener never evaluates, the
+training loop does, at its next round, for a production it has not seen). After a lost
+connection the listener re-reads production; the idle worker also looks every couple of
+seconds, the fallback should events stop.
 
 Store outages: a candidate that cannot be published is kept and retried with backoff
 (1 s doubling to 30 s) while training goes on; a newer candidate replaces it, since it
@@ -40,15 +49,16 @@ from typing import Any
 from gameai.models import Model
 from gameai.models.info import describe_judged
 from gameai.store import ModelStore, StoreError, StoreUnavailable
+from gameai.store.subscription import Subscription
 from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.evaluation.spread import runner
 from gameai.trainer.learners.base import Learner
-from gameai.trainer.training import opening_values, with_evaluation
+from gameai.trainer.training import MEMORY_BUDGET, opening_values, with_evaluation
 from gameai.trainer.worker.gates import ShadowGate, check_gates, promote_version, publish
 from gameai.trainer.worker.metrics import MetricsServer, TrainerMetrics
-from gameai.trainer.worker.production import Own, ProductionView
+from gameai.trainer.worker.production import NotJudged, Own, ProductionView
 from gameai.trainer.worker.settings import SettingsError, WorkerSettings
 
 log = logging.getLogger("gameai.trainer")
@@ -106,6 +116,12 @@ class Worker:
         self._last_publish = -float("inf")
         self._play_seconds = 0.0
         self._eval_seconds = 0.0
+        # the listener's side: one change of the view or promotion at a time; "changed"
+        # asks the training loop for a full look (evaluating a new production); "wake"
+        # ends an idle wait early
+        self._view_lock = threading.RLock()
+        self._changed = threading.Event()
+        self._wake = threading.Event()
 
     @property
     def played(self) -> int:
@@ -115,8 +131,38 @@ class Worker:
     def request_stop(self, *_: object) -> None:
         """The signal handler: finish the round; drop an evaluation in progress."""
         self.stop.set()
+        self._wake.set()
         if self._abortable:
             raise _Stopping
+
+    def listen(self) -> Subscription:
+        """Start following the store's change events (a background thread): an operator's
+        change of production reaches this worker within a second, whatever it is doing."""
+        return self.store.subscribe(self._on_event, on_status=self._on_events_up)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("game") == self.settings.game.name and (
+                event.get("type") == "pin" or event.get("alias") == "production"):
+            self.follow()
+
+    def _on_events_up(self, up: bool) -> None:
+        if up:  # events sent while the listener was away are gone: read the store again
+            self.follow()
+
+    def follow(self) -> None:
+        """Take in the store's production and pin now (the listener calls it on an event):
+        the pinned gauge and ``/healthz`` follow at once; a release promotes this worker's
+        held-back version if the gates pass against a production judged already; the
+        training loop then takes a full look at its next round (or wakes from idling)."""
+        try:
+            with self._view_lock:
+                self.view.follow()
+                self.metrics.pinned(self.view.pin is not None)
+                self._promote_waiting(judged_only=True)
+        except StoreError as e:
+            log.warning("cannot follow the store's change: %s", e)
+        self._changed.set()
+        self._wake.set()
 
     def watch_store(self) -> threading.Thread:
         """Start a thread that pings the store every few seconds for ``store_up``, so the
@@ -141,7 +187,9 @@ class Worker:
         return {"status": "ok", "games": self.learner.games_played,
                 "activity": "idle" if self.idle else self.activity,
                 "pending_publish": self.pending is not None, "idle": self.idle,
-                "production_pinned": self.view.pin is not None}
+                "production_pinned": self.view.pin is not None,
+                **({"stopped": MEMORY_BUDGET, "why": self.learner.full}
+                   if self.learner.full is not None else {})}
 
     def run(self) -> None:
         try:
@@ -157,6 +205,8 @@ class Worker:
         self._look()  # a perfect production means idle before a single game
         while not self.stop.is_set():
             self.heartbeat = time.monotonic()
+            if self._changed.is_set():  # an event: production or its pin moved
+                self._look(force=True)
             if self.idle:
                 if s.max_games is not None and self.pending is None:
                     log.info("idle with --max-games: nothing left to learn, stopping")
@@ -177,12 +227,16 @@ class Worker:
             self.metrics.played(stats.games, stats.games_per_second, self.learner.exploration)
             self.metrics.selfplay(getattr(self.learner, "selfplay_status", None))
             chunk = _next_chunk(chunk, stats.seconds)
-            finished = s.max_games is not None and self.played >= s.max_games
+            # the learner's table reached the memory limit: its model is the last candidate
+            finished = (s.max_games is not None and self.played >= s.max_games) \
+                or self.learner.full is not None
             if (since >= s.publish_every and self._evaluation_due()) or finished:
                 since = 0
                 self._look()
                 if not self.idle:
                     self._consider(self._candidate())
+                if self.learner.full is not None:
+                    self._update_idle()
             self._publish_if_due()
 
     def _evaluation_due(self) -> bool:
@@ -215,43 +269,54 @@ class Worker:
         self.activity = what
         self.heartbeat = time.monotonic()
 
-    def _look(self) -> None:
-        """Refresh the view of production; on a change, promote our own better version if
-        a pin held it back, and decide whether anything is left to learn."""
+    def _look(self, *, force: bool = False) -> None:
+        """Refresh the view of production (evaluating a version not seen before); on a
+        change (or ``force``: the listener saw one), promote our own better version if a
+        pin held it back, and decide whether anything is left to learn."""
         try:
-            changed = self.view.look()
+            with self._view_lock:  # a change the listener took in counts as one here
+                force = force or self._changed.is_set()
+                self._changed.clear()
+                changed = self.view.follow() or force
+                self.metrics.pinned(self.view.pin is not None)
+                production = self.view.production
+            if production is not None:
+                self.view.report_of(production)  # evaluates: outside the lock
         except StoreUnavailable as e:
             self.metrics.store_up(False)
             log.debug("cannot look at production: %s", e)
             return
-        self.metrics.pinned(self.view.pin is not None)
         if not changed:
             return
         if self.view.pin is not None:
             log.info("production %s version %s is %s: automatic promotion holds off until "
                      "it is released", self.settings.game.name, self.view.production,
                      self.view.pin.describe())
-        self._promote_waiting()
+        with self._view_lock:
+            self._promote_waiting()
         self._update_idle()
 
-    def _promote_waiting(self) -> None:
-        """Promote this trainer's own version if it waits (a pin, a shadow test)."""
+    def _promote_waiting(self, *, judged_only: bool = False) -> None:
+        """Promote this trainer's own version if it waits (a pin, a shadow test);
+        ``judged_only``: only against a production already evaluated (the listener)."""
         own = self.view.own
         if (self.settings.promote == "auto" and own is not None and self.view.pin is None
                 and self.view.production != own.version):
-            self._promote_own(own)
+            self._promote_own(own, judged_only=judged_only)
 
     def _shadow_gate(self) -> ShadowGate | None:
         if not self.settings.shadow_gate:
             return None
         return ShadowGate(self.settings.shadow_gate, self.settings.shadow_share)
 
-    def _promote_own(self, own: Own) -> None:
+    def _promote_own(self, own: Own, *, judged_only: bool = False) -> None:
+        judge = self.view.judged if judged_only else self.view.report_of
         try:
             done = promote_version(self.store, game=self.settings.game.name,
                                    version=own.version, report=own.report, by=self.by,
-                                   production_report=self.view.report_of,
-                                   shadow_gate=self._shadow_gate())
+                                   production_report=judge, shadow_gate=self._shadow_gate())
+        except NotJudged:
+            return  # the training loop evaluates production at its next round, then promotes
         except StoreError as e:
             log.warning("cannot promote version %d now: %s", own.version, e)
             return
@@ -265,7 +330,13 @@ class Worker:
         pending = self.pending.report if self.pending else None
         # --publish every: the operator asked for versions, so the worker never rests
         idle = self.settings.publish != "every" and self.view.perfect(pending)
-        if idle != self.idle:
+        if self.learner.full is not None:  # it can learn no more: never resumes
+            if not self.idle:
+                log.warning("training stopped (%s): %s; its last model was the last "
+                            "candidate; nothing more is learned until the trainer is "
+                            "restarted with a higher limit", MEMORY_BUDGET, self.learner.full)
+            idle = True
+        elif idle != self.idle:
             if idle:
                 log.info("idle: %s; nothing left to learn, so no training and no versions "
                          "until production changes, a pin is released or the trainer is "
@@ -278,9 +349,11 @@ class Worker:
 
     def _idle_round(self) -> None:
         self._publish_if_due()
-        if self.stop.wait(IDLE_POLL):
+        self._wake.wait(IDLE_POLL)  # an event or a stop ends the wait early
+        self._wake.clear()
+        if self.stop.is_set():
             return
-        self._look()
+        self._look(force=self._changed.is_set())
 
     def _candidate(self) -> _Candidate:
         exported = self.learner.export()
@@ -350,11 +423,12 @@ class Worker:
             return
         self.metrics.store_up(True)
         self.metrics.published()
-        if done.promoted:
-            self.metrics.promoted()
-            self.view.production = done.version
+        with self._view_lock:
+            if done.promoted:
+                self.metrics.promoted()
+                self.view.production = done.version
+            self.view.own = Own(done.version, self.pending.report)
         self.published.append(done.version)
-        self.view.own = Own(done.version, self.pending.report)
         self.learner.parent_version = done.version  # what the next candidate grows from
         self._last_publish = time.monotonic()
         self.pending = None
@@ -422,6 +496,7 @@ def main(settings: WorkerSettings) -> int:
                  settings.seed, settings.publish, settings.promote, settings.host,
                  server.port, settings.store.where)
         watch = worker.watch_store()
+        events = worker.listen()
         previous = {sig: signal.signal(sig, worker.request_stop)
                     for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -432,6 +507,7 @@ def main(settings: WorkerSettings) -> int:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             worker.stop.set()
+            events.close()
             watch.join(timeout=5)
             server.stop()
     return 0

@@ -22,6 +22,10 @@ log = logging.getLogger("gameai.trainer")
 Report = dict[str, Any]
 
 
+class NotJudged(Exception):
+    """A version's evaluation is asked for before the training loop has made it."""
+
+
 @dataclass(frozen=True)
 class Own:
     """The last version this worker published, with its evaluation."""
@@ -49,14 +53,36 @@ class ProductionView:
         Raises:
             StoreUnavailable: the store cannot be reached (the view stays as it was).
         """
+        changed = self.follow()
+        if self.production is not None:
+            self.report_of(self.production)
+        return changed
+
+    def follow(self) -> bool:
+        """Read production and its pin, evaluating nothing (what an event's listener does
+        at once, whatever the worker is busy with). Returns whether anything changed.
+
+        Raises:
+            StoreUnavailable: the store cannot be reached (the view stays as it was).
+        """
         rollout = self.store.rollout(game=self.game)
         seen = (rollout.production, rollout.pin)
         changed = not self.known or seen != (self.production, self.pin)
         self.production, self.pin = seen
         self.known = True
-        if self.production is not None:
-            self.report_of(self.production)
         return changed
+
+    def judged(self, version: int) -> Report | None:
+        """The evaluation of ``version`` if it was made already (never evaluates).
+
+        Raises:
+            NotJudged: it was not: only the training loop evaluates (it takes seconds).
+        """
+        if self.own is not None and version == self.own.version:
+            return self.own.report
+        if version not in self._reports:
+            raise NotJudged(f"{self.game} version {version} has not been evaluated yet")
+        return self._reports[version]
 
     def report_of(self, version: int) -> Report | None:
         """The evaluation of ``version`` by today's evaluator (``None``: it cannot be
