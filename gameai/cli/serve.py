@@ -44,6 +44,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "the shadow worker; more are dropped and counted (1000)")
     p.add_argument("--shadow-solve-ms", metavar="MS", help="the solver's budget per shadowed "
                    "query, for the optimal-move rates (20; 0: none)")
+    p.add_argument("--exact-ms", metavar="GAME=MS,...", help="the solver's budget per "
+                   "best-move query at level best, by game: a proved move is played and "
+                   "answered exact (connect-four=3; a game left out: the network's move)")
+    p.add_argument("--proved-max", metavar="N", help="positions the shared table of proved "
+                   "positions keeps per game; later proofs are not written (1000000)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 

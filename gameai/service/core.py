@@ -37,6 +37,7 @@ from gameai.service.analysis import analyze as hints
 from gameai.service.batch import best_moves, require_text
 from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
+from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry, Served
 from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
 from gameai.store import (
@@ -64,6 +65,7 @@ class MoveAnswer:
     board: str | None = None  # the position answered, when the request gave moves
     level: str = DEFAULT_LEVEL
     depth: int | None = None  # the search's depth, for a model that searches
+    exact: bool = False  # the move is optimal by the solver's proof (level best only)
 
 
 @dataclass(frozen=True)
@@ -195,11 +197,36 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
     name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
+    exact = False
+    if chosen.name == DEFAULT_LEVEL and registry.exact is not None:
+        move, exact = _exact_move(registry.exact, loaded, answer, move)
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
         registry.mirror(name, loaded, text, side, searched)
-    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched,
+                      exact)
+
+
+def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue
+                ) -> tuple[MoveValue, bool]:
+    """The best level's move where the solver proves the position (held, in the shared
+    table, or within the game's budget): of the optimal moves, the one the network values
+    most; else the network's ``move``. With whether it is proved."""
+    game = loaded.model.game
+    budget = exact.budget(game.name)
+    if not budget:  # a game without a budget is not looked up either: no store round trip
+        return move, False
+    text, side = answer.text.rsplit(" ", 1)
+    solution = exact.prove(game.parse(text, to_move=side), budget)
+    proved = solution is not None
+    exact.metrics.exact_moves.labels(game.name, "true" if proved else "false").inc()
+    if solution is None:
+        return move, False
+    optimal = set(solution.optimal_moves)
+    if move.action_id in optimal:
+        return move, True
+    return next(m for m in answer.evaluation.moves if m.action_id in optimal), True
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
@@ -249,7 +276,8 @@ def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
     answer, position = _position(loaded, board, to_move, moves, searched)
     text, side = answer.text.rsplit(" ", 1)
     state = loaded.model.game.parse(text, to_move=side)
-    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation)
+    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation,
+                     registry.exact)
     return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
 
 

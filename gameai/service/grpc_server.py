@@ -148,7 +148,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                **self._depth(request))
             return move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
-                move=move_pb(a.move), level_enum=LEVELS[a.level]), a.version
+                move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact), a.version
         return await self.edge.call("BestMove", request.game, context, work)
 
     async def Evaluate(self, request: Any, context: Any) -> Any:

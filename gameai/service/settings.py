@@ -18,8 +18,12 @@ from typing import Any
 from gameai.games import GameError, get_game
 from gameai.settings import HOST, LOG_LEVEL, Setting, SettingsError, read, seconds, whole_number
 from gameai.store.connect import STORE, default_data_dir
+from gameai.store.proved import DEFAULT_MAX_ENTRIES
 
 MIN_TOKEN_LENGTH = 16
+# Connect Four's budget, from ``gameai bench server --exact`` (docs/levels.md, "Exact play")
+EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 3),)
+MAX_EXACT_MS = 1000
 
 __all__ = ["SERVER", "Settings", "SettingsError", "default_workers", "load_settings"]
 
@@ -45,6 +49,9 @@ class Settings:
     max_solve_ms: int = 30_000
     shadow_queue: int = 1000
     shadow_solve_ms: int = 20
+    # the solver's budget per best-move query at level best, by game (docs/levels.md)
+    exact_ms: tuple[tuple[str, int], ...] = EXACT_MS
+    proved_max: int = DEFAULT_MAX_ENTRIES  # positions the shared proved table keeps per game
 
 
 def default_workers() -> int:
@@ -62,6 +69,29 @@ def _games(text: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(get_game(name).name for name in names))
     except GameError as e:
         raise ValueError(str(e)) from None
+
+
+def _exact_ms(text: str) -> tuple[tuple[str, int], ...]:
+    """``game=ms`` pairs, comma-separated (``connect-four=3,tictactoe=1``); a game left
+    out, or given 0, plays the network's move without asking the solver."""
+    budgets: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"must be game=milliseconds pairs, got {part!r}")
+        try:
+            game = get_game(name.strip()).name
+        except GameError as e:
+            raise ValueError(str(e)) from None
+        try:
+            ms = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{game}: must be a whole number of milliseconds, got "
+                             f"{value.strip()!r}") from None
+        if not 0 <= ms <= MAX_EXACT_MS:
+            raise ValueError(f"{game}: must be between 0 and {MAX_EXACT_MS} ms, got {ms}")
+        budgets[game] = ms
+    return tuple(budgets.items())
 
 
 def _token(text: str) -> str:
@@ -96,6 +126,9 @@ SERVER: tuple[Setting, ...] = (
             whole_number(1, 1_000_000), 1000),
     Setting("shadow_solve_ms", "GAMEAI_SHADOW_SOLVE_MS", "--shadow-solve-ms",
             whole_number(0, 10_000), 20),
+    Setting("exact_ms", "GAMEAI_EXACT_MS", "--exact-ms", _exact_ms, EXACT_MS),
+    Setting("proved_max", "GAMEAI_PROVED_MAX", "--proved-max", whole_number(0, 1 << 32),
+            DEFAULT_MAX_ENTRIES),
 )
 
 

@@ -44,7 +44,7 @@ async def best_move(request: Request) -> Response:
                                                              ("level", "seed", "depth")),
                        max_depth=runtime.settings.max_depth)
     body = {"game": a.game, "model_version": a.version, "move": move_json(a.move),
-            "value": a.value, "level": a.level}
+            "value": a.value, "level": a.level, "exact": a.exact}
     if a.depth is not None:
         body["depth"] = a.depth
     return answer(request, "BestMove", a.game, body, a.version)

@@ -145,6 +145,9 @@ class BestMoveOut(BaseModel):
                          "the position's value)")
     level: LevelName = Field(description="the level that chose the move")
     depth: int | None = Field(None, description="the search's depth (models that search)")
+    exact: bool = Field(False, description="true when the move is optimal by the solver's "
+                        "proof (level best, where the game has a solver budget: "
+                        "docs/levels.md); false when it is the network's move")
 
 
 class EvaluateOut(BaseModel):

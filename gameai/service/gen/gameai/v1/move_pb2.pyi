@@ -138,20 +138,22 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum")
+    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "exact")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     move: Move
     value: float
     level: str
     level_enum: LevelName
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ...) -> None: ...
+    exact: bool
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., exact: _Optional[bool] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum")
