@@ -120,8 +120,10 @@ def core_batch_rate(url: str, boards: list[str]) -> float:
 
 
 @contextmanager
-def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
-    """A ``gameai serve`` process (with ``workers`` workers) on free ports."""
+def serving(url: str, workers: int, *, games: str = "tictactoe,connect-four",
+            env: dict[str, str] | None = None) -> Iterator[tuple[int, int, int]]:
+    """A ``gameai serve`` process (with ``workers`` workers) of ``games`` on free ports,
+    with ``env`` added to this process's environment."""
     import httpx
 
     from gameai.store.embedded import free_port
@@ -131,8 +133,9 @@ def serving(url: str, workers: int) -> Iterator[tuple[int, int, int]]:
         [sys.executable, "-m", "gameai", "serve", "--store", url, "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--workers", str(workers), "--log-level", "warning",
          "--drain-seconds", "0", "--grace-seconds", "5", "--poll-seconds", "0.2",
-         "--games", "tictactoe,connect-four"],
-        env={k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")})
+         "--games", games],
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")},
+             **(env or {})})
     try:
         deadline = time.monotonic() + 180  # the network's search compiles as it loads
         ready = 0

@@ -199,7 +199,7 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     registry.metrics.count_level(name, chosen.name)
     exact = False
     if chosen.name == DEFAULT_LEVEL and registry.exact is not None:
-        move, exact = _exact_move(registry.exact, loaded, answer, move)
+        move, exact = _exact_move(registry.exact, loaded, answer, move, searched)
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
@@ -208,8 +208,8 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
                       exact)
 
 
-def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue
-                ) -> tuple[MoveValue, bool]:
+def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue,
+                depth: int | None) -> tuple[MoveValue, bool]:
     """The best level's move where the solver proves the position (held, in the shared
     table, or within the game's budget): of the optimal moves, the one the network values
     most; else the network's ``move``. With whether it is proved."""
@@ -219,14 +219,15 @@ def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: 
         return move, False
     text, side = answer.text.rsplit(" ", 1)
     solution = exact.prove(game.parse(text, to_move=side), budget)
-    proved = solution is not None
-    exact.metrics.exact_moves.labels(game.name, "true" if proved else "false").inc()
+    exact.metrics.exact_moves.labels(game.name, "true" if solution else "false").inc()
     if solution is None:
         return move, False
     optimal = set(solution.optimal_moves)
     if move.action_id in optimal:
         return move, True
-    return next(m for m in answer.evaluation.moves if m.action_id in optimal), True
+    # a search for the best move alone valued no other: every move's value, then
+    valued = loaded.position(text, side, depth).evaluation.moves
+    return next(m for m in valued if m.action_id in optimal), True
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:

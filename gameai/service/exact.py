@@ -27,6 +27,11 @@ from gameai.store import ProvedTable, StoreError
 
 log = logging.getLogger("gameai.service")
 
+TRIES_BEFORE_JUDGING = 20  # solves of a stage before its success rate decides anything
+MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
+PROBE_EVERY = 10  # ... one time in this many (the rate is measured again)
+TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
+
 
 class ExactPlay:
     """Proofs for the server's answers: kept here, shared through the store, or found by the
@@ -49,6 +54,7 @@ class ExactPlay:
         self.budgets = dict(budgets)
         self._store_up = store_up
         self._solving = threading.Lock()  # one best-move solve at a time per process
+        self.stages = Stages()
 
     def budget(self, game: str) -> float:
         """The solver's budget, in seconds, for one best-move query of ``game``."""
@@ -56,10 +62,21 @@ class ExactPlay:
 
     def prove(self, state: State, seconds: float) -> Solution | None:
         """The solution of ``state``: held, read from the table, or proved within
-        ``seconds`` (0: never solve); ``None`` when none of them has it."""
+        ``seconds`` (0: never solve); ``None`` when none of them has it. The solver is not
+        asked where it has kept failing (:class:`Stages`)."""
         found = self.lookup(state)
         if found is not None or seconds <= 0:
             return found
+        stage = (state.game.name, str(state).count("-"))
+        if not self.stages.worth_trying(stage):
+            return None
+        solution = self._solve(state, seconds)
+        self.stages.count(stage, proved=solution is not None)
+        if solution is not None:
+            self.record(state, solution)
+        return solution
+
+    def _solve(self, state: State, seconds: float) -> Solution | None:
         started = time.perf_counter()
         if not self._solving.acquire(timeout=seconds):
             return None  # another request holds the solver for its whole budget
@@ -67,13 +84,11 @@ class ExactPlay:
             left = seconds - (time.perf_counter() - started)
             if left <= 0:
                 return None
-            solution = state.game.solve(state, time_limit=left)
+            return state.game.solve(state, time_limit=left)
         except (TooLarge, GameError):
             return None
         finally:
             self._solving.release()
-        self.record(state, solution)
-        return solution
 
     def lookup(self, state: State) -> Solution | None:
         """The solution of ``state`` this process holds, else the shared table's (kept here
@@ -110,3 +125,34 @@ class ExactPlay:
             return
         self.metrics.proved_writes.labels(game.name, written).inc()
         self.metrics.proved_size.labels(game.name).set(size)
+
+
+class Stages:
+    """Where the solver proves positions within the budget, learned as it goes: a position's
+    stage is its game and number of empty cells. A stage whose solves (after
+    :data:`TRIES_BEFORE_JUDGING`) succeed less than :data:`MIN_SUCCESS` of the time is
+    tried once in :data:`PROBE_EVERY` requests only, so early positions, which no budget of
+    milliseconds proves, do not each spend the whole budget (they are the book's:
+    ``gameai book build``); the counts decay, so a stage comes back when it starts
+    succeeding (the search's table fills, the machine is freer)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, int], list[int]] = {}  # stage -> [tries, proved, asked]
+        self._lock = threading.Lock()
+
+    def worth_trying(self, stage: tuple[str, int]) -> bool:
+        with self._lock:
+            counts = self._counts.setdefault(stage, [0, 0, 0])
+            counts[2] += 1
+            tries, proved, asked = counts
+            return (tries < TRIES_BEFORE_JUDGING or proved >= MIN_SUCCESS * tries
+                    or asked % PROBE_EVERY == 0)
+
+    def count(self, stage: tuple[str, int], *, proved: bool) -> None:
+        with self._lock:
+            counts = self._counts.setdefault(stage, [0, 0, 0])
+            counts[0] += 1
+            counts[1] += int(proved)
+            if counts[0] >= TRIES_KEPT:
+                counts[0] //= 2
+                counts[1] //= 2

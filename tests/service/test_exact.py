@@ -132,3 +132,37 @@ def test_a_game_without_a_budget_never_reads_the_table(c4_store, start_server):
     server = start_server(c4_store, games=(GAME,), exact_ms=())
     assert best(server, LATE)["exact"] is False
     assert sample(server, "gameai_proved_hits_total") == 0
+
+
+def test_a_network_that_searches_for_its_best_move_alone_plays_the_proved_one(
+        redis_server, start_server):
+    """An n-tuple network's search at level best values its best move only; where that is
+    not optimal, the proved move is still answered (once a 500: no value for it)."""
+    from tests.service.conftest import random_ntuple
+
+    erred = "427426425534354554127"  # the network plays column 3; only column 6 is optimal
+    store = new_store(redis_server.url)
+    try:
+        record = store.publish(random_ntuple(GAME).to_bytes(), by="tests")
+        store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+        network = best(start_server(store, games=(GAME,), exact_ms=()), erred)
+        assert network["move"]["col"] not in optimal_columns(erred)
+        body = best(start_server(store, games=(GAME,), exact_ms=((GAME, 200),)), erred)
+    finally:
+        store.close()
+        SOLUTIONS.forget()
+    assert body["exact"] is True and body["move"]["col"] in optimal_columns(erred)
+    assert "depth" in body
+
+
+def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
+    from gameai.service.exact import PROBE_EVERY, TRIES_BEFORE_JUDGING, Stages
+
+    stages, early, late = Stages(), (GAME, 40), (GAME, 10)
+    for _ in range(TRIES_BEFORE_JUDGING):
+        assert stages.worth_trying(early) and stages.worth_trying(late)
+        stages.count(early, proved=False)
+        stages.count(late, proved=True)
+    asked = [stages.worth_trying(early) for _ in range(3 * PROBE_EVERY)]
+    assert sum(asked) == 3  # probes: the rate is measured again
+    assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
