@@ -153,6 +153,10 @@ class MoveServer:
             await asyncio.wait_for(asyncio.to_thread(self.shadow.stop, 0.2), EXIT_RESERVE)
         except TimeoutError:
             log.warning("the shadow worker did not stop in time; exiting anyway")
+        try:  # the proofs still queued for the shared table (they can be found again)
+            await asyncio.wait_for(asyncio.to_thread(self.exact.close, 0.2), EXIT_RESERVE)
+        except TimeoutError:
+            log.warning("the proved table's writer did not stop in time; exiting anyway")
         self._stopped.set()
 
 

@@ -15,6 +15,7 @@ does not answer, the server goes on with its own proofs and the solver.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -27,6 +28,7 @@ from gameai.store import ProvedTable, StoreError
 
 log = logging.getLogger("gameai.service")
 
+WRITES_QUEUED = 10_000  # proofs waiting for the writer; more are not offered ("dropped")
 TRIES_BEFORE_JUDGING = 20  # solves of a stage before its success rate decides anything
 MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
 PROBE_EVERY = 10  # ... one time in this many (the rate is measured again)
@@ -55,6 +57,9 @@ class ExactPlay:
         self._store_up = store_up
         self._solving = threading.Lock()  # one best-move solve at a time per process
         self.stages = Stages()
+        self._writes: queue.Queue[tuple[State, Solution] | None] = queue.Queue(WRITES_QUEUED)
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
 
     def budget(self, game: str) -> float:
         """The solver's budget, in seconds, for one best-move query of ``game``."""
@@ -112,19 +117,61 @@ class ExactPlay:
         return found
 
     def record(self, state: State, solution: Solution) -> None:
-        """Keep a proof here and offer it to the shared table."""
-        game = state.game
-        SOLUTIONS.keep(game, state, solution)
+        """Keep a proof here and offer it to the shared table, off the request path (a
+        writer thread; past :data:`WRITES_QUEUED` waiting, the proof is not offered)."""
+        SOLUTIONS.keep(state.game, state, solution)
+        if self.table is None:
+            return
+        with self._writer_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_all, daemon=True,
+                                                name="proved-table-writer")
+                self._writer.start()
+        try:
+            self._writes.put_nowait((state, solution))
+        except queue.Full:
+            self.metrics.proved_writes.labels(state.game.name, "dropped").inc()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every proof offered so far was written (or refused); whether it was
+        within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self._writes.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Write what is queued (for at most ``timeout`` seconds), then stop the writer."""
+        if self._writer is not None:
+            self.flush(timeout)
+            self._writes.put(None)
+            self._writer.join(timeout)
+
+    def _write_all(self) -> None:
+        while True:
+            item = self._writes.get()
+            try:
+                if item is None:
+                    return
+                self._write(*item)
+            finally:
+                self._writes.task_done()
+
+    def _write(self, state: State, solution: Solution) -> None:
+        name = state.game.name
         if self.table is None or not self._store_up():
+            self.metrics.proved_writes.labels(name, "error").inc()
             return
         try:
             written, size = self.table.put(state, solution)
         except StoreError as e:
             log.debug("proof not written to the proved table: %s", e)
-            self.metrics.proved_writes.labels(game.name, "error").inc()
+            self.metrics.proved_writes.labels(name, "error").inc()
             return
-        self.metrics.proved_writes.labels(game.name, written).inc()
-        self.metrics.proved_size.labels(game.name).set(size)
+        self.metrics.proved_writes.labels(name, written).inc()
+        self.metrics.proved_size.labels(name).set(size)
 
 
 class Stages:

@@ -118,7 +118,8 @@ class Metrics:
         self.proved_writes = Counter(
             "gameai_proved_writes", "Proofs offered to the shared table, by result (written, "
             "held: another server wrote it first, full: refused at the bound, error: the "
-            "store did not answer).", ["game", "result"], registry=r)
+            "store did not answer, dropped: the writer's queue was full).", ["game", "result"],
+            registry=r)
         self.proved_size = Gauge("gameai_proved_size", "Positions the shared table of proved "
                                  "positions holds, as last seen.", ["game"], registry=r,
                                  multiprocess_mode="livemax")

@@ -47,6 +47,7 @@ def best(server: RunningServer, moves: str) -> dict:
 
 
 def sample(server: RunningServer, name: str, **labels: str) -> float:
+    assert server.server.exact.flush()  # proofs are written off the request path
     return server.metrics.registry.get_sample_value(name, {"game": GAME, **labels}) or 0.0
 
 
