@@ -29,7 +29,8 @@ from gameai.store import ProvedTable, StoreError
 log = logging.getLogger("gameai.service")
 
 WRITES_QUEUED = 10_000  # proofs waiting for the writer; more are not offered ("dropped")
-TRIES_BEFORE_JUDGING = 20  # solves of a stage before its success rate decides anything
+STAGE_CELLS = 3  # a stage is a band of this many numbers of empty cells
+TRIES_BEFORE_JUDGING = 10  # solves of a stage before its success rate decides anything
 MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
 PROBE_EVERY = 10  # ... one time in this many (the rate is measured again)
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
@@ -72,7 +73,7 @@ class ExactPlay:
         found = self.lookup(state)
         if found is not None or seconds <= 0:
             return found
-        stage = (state.game.name, str(state).count("-"))
+        stage = (state.game.name, str(state).count("-") // STAGE_CELLS)
         if not self.stages.worth_trying(stage):
             return None
         solution = self._solve(state, seconds)
@@ -176,7 +177,7 @@ class ExactPlay:
 
 class Stages:
     """Where the solver proves positions within the budget, learned as it goes: a position's
-    stage is its game and number of empty cells. A stage whose solves (after
+    stage is its game and its number of empty cells (in bands of :data:`STAGE_CELLS`). A stage whose solves (after
     :data:`TRIES_BEFORE_JUDGING`) succeed less than :data:`MIN_SUCCESS` of the time is
     tried once in :data:`PROBE_EVERY` requests only, so early positions, which no budget of
     milliseconds proves, do not each spend the whole budget (they are the book's:
