@@ -177,12 +177,13 @@ class ExactPlay:
 
 class Stages:
     """Where the solver proves positions within the budget, learned as it goes: a position's
-    stage is its game and its number of empty cells (in bands of :data:`STAGE_CELLS`). A stage whose solves (after
-    :data:`TRIES_BEFORE_JUDGING`) succeed less than :data:`MIN_SUCCESS` of the time is
-    tried once in :data:`PROBE_EVERY` requests only, so early positions, which no budget of
-    milliseconds proves, do not each spend the whole budget (they are the book's:
-    ``gameai book build``); the counts decay, so a stage comes back when it starts
-    succeeding (the search's table fills, the machine is freer)."""
+    stage is its game and its number of empty cells (in bands of :data:`STAGE_CELLS`). A
+    stage whose solves (after :data:`TRIES_BEFORE_JUDGING`) succeed less than
+    :data:`MIN_SUCCESS` of the time is tried once in :data:`PROBE_EVERY` requests only, so
+    early positions, which no budget of milliseconds proves, do not each spend the whole
+    budget (they are the book's: ``gameai book build``); the counts decay, so a stage
+    comes back when it starts succeeding (the search's table fills, the machine is
+    freer)."""
 
     def __init__(self) -> None:
         self._counts: dict[tuple[str, int], list[int]] = {}  # stage -> [tries, proved, asked]
