@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import math
 import multiprocessing
 import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from gameai.games import Game, State, TooLarge, get_game
 from gameai.models import Model
@@ -227,17 +230,14 @@ def _unheld(table: Any, states: list[State]) -> list[State]:
 def _estimate(ply: int, done: PlyReport, per_position: dict[int, float],
               left: dict[int, list[State]], from_ply: int, workers: int) -> str:
     """What a ply took and what is left, in words: the positions of the shallower plies
-    times the last ply's solver seconds per position, grown by the factor measured between
-    the last two plies (at least 1: a shallower position is rarely cheaper to prove), over
-    ``workers``."""
+    times the last ply's solver seconds per position, grown ply by ply by the mean factor
+    measured so far (:func:`_growth`), over ``workers``."""
     text = (f"ply {ply}: {done.positions} positions, {done.held} held, {done.proved} proved, "
             f"{done.timed_out} out of time, {done.full} refused (table full) in "
             f"{done.seconds:.1f} s ({done.solve_seconds:.1f} s of solver time)")
     if ply == from_ply or ply not in per_position:
         return text
-    growth = 1.0
-    if ply + 1 in per_position and per_position[ply + 1] > 0:
-        growth = max(1.0, per_position[ply] / per_position[ply + 1])
+    growth = _growth(per_position)
     estimate, cost = 0.0, per_position[ply]
     for shallower in range(ply - 1, from_ply - 1, -1):
         cost *= growth
@@ -246,3 +246,15 @@ def _estimate(ply: int, done: PlyReport, per_position: dict[int, float],
     return (f"{text}; left: {remaining} positions, about {estimate:,.0f} s of solver time "
             f"({estimate / max(1, workers):,.0f} s on {workers} worker(s)), each ply "
             f"{growth:.1f}x the one after it")
+
+
+def _growth(per_position: dict[int, float]) -> float:
+    """How much dearer a position gets a ply nearer the start: the factor of a straight
+    line fitted to the logarithm of the cost per position against the ply, over every ply
+    measured (one ply to the next swings, odd plies against even ones, and the first
+    includes loading the solver), at least 1."""
+    measured = sorted(p for p, cost in per_position.items() if cost > 0)
+    if len(measured) < 2:
+        return 1.0
+    slope = np.polyfit(measured, [math.log(per_position[p]) for p in measured], 1)[0]
+    return max(1.0, math.exp(-slope))

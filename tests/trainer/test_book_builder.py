@@ -120,3 +120,12 @@ def test_a_ray_cluster_proves_the_same_book(model, redis_url):
         state = reached_positions(model, plies=PLIES, games=GAMES)[PLIES][0]
         got = table.get(state)
         assert got is not None and got.optimal_moves == C4.solve(state).optimal_moves
+
+
+def test_the_estimate_grows_by_the_factor_fitted_over_every_ply():
+    from gameai.trainer.book_builder import _growth
+
+    assert _growth({10: 1.0, 9: 2.0, 8: 4.0}) == pytest.approx(2.0)
+    # odd plies against even ones swing; the fit follows the trend, not the last step
+    assert _growth({10: 1.0, 9: 4.0, 8: 4.0, 7: 16.0}) == pytest.approx(2.297, abs=0.001)
+    assert _growth({10: 1.0}) == 1.0 and _growth({10: 2.0, 9: 1.0}) == 1.0
