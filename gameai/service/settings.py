@@ -22,7 +22,7 @@ from gameai.store.proved import DEFAULT_MAX_ENTRIES
 
 MIN_TOKEN_LENGTH = 16
 # Connect Four's budget, from ``gameai bench server --exact`` (docs/levels.md, "Exact play")
-EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 3),)
+EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 1),)
 MAX_EXACT_MS = 1000
 
 __all__ = ["SERVER", "Settings", "SettingsError", "default_workers", "load_settings"]
