@@ -117,10 +117,28 @@ class ExactPlay:
         SOLUTIONS.keep(game, state, found)
         return found
 
+    def solve_within(self, state: State, seconds: float) -> Solution | None:
+        """:meth:`prove` for work with a budget of its own (a review, a shadow test): held,
+        read from the table, or solved within ``seconds`` (as
+        :meth:`gameai.service.analysis._Solutions.proved`: a position that failed within
+        the hints' budget is not tried in less), the proof offered to the table; no stages
+        and no waiting on the best-move solve."""
+        found = self.lookup(state)
+        if found is not None:
+            return found
+        solution = SOLUTIONS.proved(state.game, state, seconds)
+        if solution is not None:
+            self.offer(state, solution)
+        return solution
+
     def record(self, state: State, solution: Solution) -> None:
-        """Keep a proof here and offer it to the shared table, off the request path (a
-        writer thread; past :data:`WRITES_QUEUED` waiting, the proof is not offered)."""
+        """Keep a proof here and offer it to the shared table (:meth:`offer`)."""
         SOLUTIONS.keep(state.game, state, solution)
+        self.offer(state, solution)
+
+    def offer(self, state: State, solution: Solution) -> None:
+        """Offer a proof to the shared table, off the request path (a writer thread; past
+        :data:`WRITES_QUEUED` waiting, the proof is not offered)."""
         if self.table is None:
             return
         with self._writer_lock:

@@ -32,6 +32,7 @@ from gameai.models import Evaluation, MoveValue
 from gameai.service import core
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest
+from gameai.service.exact import ExactPlay
 from gameai.service.lanes import BACKGROUND, INTERACTIVE, LANES, Lanes
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
@@ -83,6 +84,7 @@ class Analysis:
     time_ms: int
     lane: str
     board: str | None
+    shared: ExactPlay | None = None  # the shared table of proved positions, read and written
 
     def updates(self) -> Generator[Update, None, None]:
         """One update per step, the last one ``done``."""
@@ -102,7 +104,8 @@ class Analysis:
         if self.time_ms > 0:
             deadline = started + self.time_ms / 1000
             window, nodes = FIRST_SLICE_SECONDS, 0
-            solution = SOLUTIONS.kept(game, self.state)
+            solution = (self.shared.lookup(self.state) if self.shared is not None
+                        else SOLUTIONS.kept(game, self.state))
             while solution is None:
                 left = deadline - time.perf_counter()
                 if left <= 0:
@@ -123,7 +126,10 @@ class Analysis:
                     yield last
                     window = min(2 * window, MAX_SLICE_SECONDS)
                     continue
-                SOLUTIONS.keep(game, self.state, solution)
+                if self.shared is not None:
+                    self.shared.record(self.state, solution)
+                else:
+                    SOLUTIONS.keep(game, self.state, solution)
             if solution is not None:
                 reason = "proved"
                 last = _proved(last, evaluation, solution, _ms(started), nodes)
@@ -152,7 +158,7 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
     state = session.model.game.parse(text, to_move=side)
     depths: list[int | None] = ([None] if searched is None
                                 else list(range(min(1, searched), searched + 1)))
-    return Analysis(session, state, depths, budget, lane, position)
+    return Analysis(session, state, depths, budget, lane, position, registry.exact)
 
 
 def _time_ms(value: object, most: int) -> int:

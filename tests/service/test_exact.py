@@ -167,3 +167,24 @@ def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
     asked = [stages.worth_trying(early) for _ in range(3 * PROBE_EVERY)]
     assert sum(asked) == 3  # probes: the rate is measured again
     assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
+
+
+def test_reviews_and_streams_share_their_proofs(c4_store, start_server):
+    """A review's proofs go to the shared table; a streamed analysis on another server
+    reads one from there instead of solving it."""
+    first = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    r = httpx.post(f"{first.http}/v1/games/{GAME}/review",
+                   json={"moves": DRAWN, "solve_ms": 2000}, timeout=60)
+    assert r.status_code == 200, r.text
+    proved = r.json()["proved"]
+    assert proved > 0
+    assert sample(first, "gameai_proved_writes_total", result="written") == proved
+    assert c4_store.proved().size(game=GAME) == proved
+    SOLUTIONS.forget()
+    second = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    with httpx.stream("POST", f"{second.http}/v1/games/{GAME}/analyze/stream",
+                      json={"moves": DRAWN[:40], "time_ms": 2000}, timeout=60) as events:
+        text = "".join(events.iter_text())
+    assert '"proved"' in text
+    assert sample(second, "gameai_proved_hits_total") == 1
+    assert sample(second, "gameai_proved_writes_total", result="written") == 0
