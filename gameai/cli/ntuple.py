@@ -53,6 +53,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="with --judge: where the searched opponents' proved answers are kept "
                    "and read back (default: book-GAME.jsonl in the cache folder), so a later "
                    "judgement does not solve the same openings again")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="with --judge: label the error rates' positions as Ray tasks on the "
+                   "cluster whose head is at ADDRESS (host:port), or 'auto'")
     p.add_argument("--table-bits", type=int, default=24, metavar="N",
                    help="with --judge on a searched board: the search table's 2**N slots of "
                    "16 bytes (default 24: 256 MiB; 26 for openings: 1 GiB)")
@@ -100,7 +103,8 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         report["judge"] = judge(model, depths=judged, games=args.judge,
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, book=book,
-                                show_progress=True, progress=say)  # on stderr
+                                show_progress=True, progress=say,  # on stderr
+                                runner=_labeller(args.cluster))
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "
@@ -128,3 +132,18 @@ def _shape(model: Any) -> dict[str, Any]:
     """Learner parameters that give a network of the model's shape."""
     return {"tuples": model.tuples.shape[0], "length": model.tuples.shape[1],
             "states": model.states, "sides": model.sides}
+
+
+def _labeller(cluster: str | None) -> Any:
+    """Where the judge's error-rate positions are labelled: Ray tasks on the cluster at
+    ``cluster`` (joined here), else this process."""
+    from gameai.trainer.evaluation.spread import runner
+    from gameai.trainer.selfplay.ray import RayUnavailable, connect
+
+    if cluster is None:
+        return runner(False)
+    try:
+        connect(cluster)
+    except RayUnavailable as e:
+        raise CommandError(str(e)) from e
+    return runner(True)

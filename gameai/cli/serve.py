@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-batch", metavar="N", help="boards per batch request (10000)")
     p.add_argument("--max-depth", metavar="N", help="deepest search a best-move or evaluate "
                    "request may ask of a model that searches (8)")
+    p.add_argument("--max-nodes", metavar="N", help="the most nodes a request's node budget "
+                   "may give a model's search (10000000; more is capped)")
+    p.add_argument("--max-time-ms", metavar="MS", help="the longest a request's time budget "
+                   "may give a model's search (10000; more is capped)")
     p.add_argument("--max-body-bytes", metavar="N", help="largest request (1 MiB)")
     p.add_argument("--grace-seconds", metavar="S", help="longest shutdown at SIGTERM (10)")
     p.add_argument("--drain-seconds", metavar="S", help="at SIGTERM, keep serving this long "

@@ -393,8 +393,12 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
         if not 0 < args.judge_time <= 600:
             raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
                                f"{args.judge_time:g}", USAGE)
+        from gameai.trainer.evaluation.spread import runner
+
+        # on a cluster the judge's matches are Ray tasks across its nodes, like self-play
         judge = GateJudge(game, games=args.judge_games, time_limit=args.judge_time,
-                          seed=args.seed, book=default_book(game))
+                          seed=args.seed, book=default_book(game),
+                          runner=runner(machines is not None))
     until = args.until_unbeatable or args.until_perfect
     cap = args.games or (DEFAULT_UNBEATABLE_CAP if until else DEFAULT_GAMES)
     stamp = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds: fixed metadata

@@ -8,7 +8,14 @@ forms and their interface.
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
 from gameai.models.load import load_model
-from gameai.models.model import Evaluation, MlpModel, Model, MoveValue, TableModel
+from gameai.models.model import (
+    Evaluation,
+    MlpModel,
+    Model,
+    MoveValue,
+    SearchReport,
+    TableModel,
+)
 from gameai.models.ntuple import NtupleModel
 
 __all__ = [
@@ -19,6 +26,7 @@ __all__ = [
     "ModelInfo",
     "MoveValue",
     "NtupleModel",
+    "SearchReport",
     "TableModel",
     "load_model",
 ]

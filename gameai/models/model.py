@@ -78,6 +78,18 @@ class Evaluation:
         return self.moves[0]
 
 
+@dataclass(frozen=True)
+class SearchReport:
+    """What a search within a budget used: the depth it finished (``complete`` when that is
+    the depth asked for), the nodes it searched and its time."""
+
+    depth: int
+    nodes: int
+    seconds: float
+    complete: bool
+    exact: bool = False  # it saw the end of every line: its values are the game's outcomes
+
+
 class Model(abc.ABC):
     """Answers best-move and evaluate queries for every board of one game."""
 
@@ -128,6 +140,19 @@ class Model(abc.ABC):
     def search(self, board: State, depth: int, *, best_only: bool = False) -> Evaluation:
         """:meth:`evaluate` looking ``depth`` plies ahead (only kinds that search); with
         ``best_only``, an evaluation of the best move alone."""
+        raise ValueError(f"a {self.kind} model does not search")
+
+    def search_within(self, board: State, max_depth: int, *, nodes: int | None = None,
+                      seconds: float | None = None, best_only: bool = False
+                      ) -> tuple[Evaluation, SearchReport]:
+        """:meth:`search` as deep as a node or time budget allows, with what it used (only
+        kinds that search; see :meth:`gameai.models.NtupleModel.search_within`)."""
+        raise ValueError(f"a {self.kind} model does not search")
+
+    def search_counted(self, board: State, depth: int, *, nodes: int | None = None
+                       ) -> tuple[Evaluation | None, int]:
+        """:meth:`search` abandoned past ``nodes`` (None), with the nodes it took (only
+        kinds that search)."""
         raise ValueError(f"a {self.kind} model does not search")
 
     def best_move(self, board: State) -> MoveValue:

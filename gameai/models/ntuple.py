@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +35,7 @@ from gameai.games.mnk.game import MnkGame, as_mnk
 from gameai.games.mnk.keys import U64, masks_from_base3, transform_mask
 from gameai.models.container import CorruptModel
 from gameai.models.info import ModelInfo
-from gameai.models.model import F32, Evaluation, Model
+from gameai.models.model import F32, Evaluation, Model, SearchReport
 from gameai.models.ntuple_kernels import Net, move_values, search_many, search_values
 
 # The search depth a server uses when a request gives none, per game: the deepest whose
@@ -270,7 +269,8 @@ class NtupleModel(Model):
         to ``max_depth``, stopping before a depth that would pass ``nodes`` (in all) or
         ``seconds`` (each depth's node limit is what the time left buys at the rate
         measured so far, so a search overruns its time by at most one depth's estimate).
-        The answer is the deepest search that finished (depth 0 always does).
+        The answer is the deepest search that finished (depth 0 always does). Without a
+        budget, the one search ``max_depth`` deep (deepening would only cost).
 
         Raises:
             ValueError: ``max_depth`` is negative.
@@ -281,6 +281,13 @@ class NtupleModel(Model):
         self._check(board)
         b = _board(board)
         started = time.perf_counter()
+        if nodes is None and seconds is None:  # no budget: deepening would only cost
+            counter = np.zeros(2, np.int64)
+            evaluation = self._searched(b, max_depth, best_only, counter)
+            assert evaluation is not None
+            return evaluation, SearchReport(max_depth, int(counter[0]),
+                                            time.perf_counter() - started, True,
+                                            self.sees_the_end(b, max_depth))
         evaluation = self._searched(b, 0, best_only, counter := np.zeros(2, np.int64))
         assert evaluation is not None
         spent, reached = int(counter[0]), 0
@@ -300,7 +307,81 @@ class NtupleModel(Model):
                 break
             evaluation, reached = deeper, depth
         return evaluation, SearchReport(reached, spent, time.perf_counter() - started,
-                                        reached == max_depth)
+                                        reached == max_depth, self.sees_the_end(b, reached))
+
+    def search_counted(self, board: State, depth: int, *, nodes: int | None = None
+                       ) -> tuple[Evaluation | None, int]:
+        """:meth:`search` ``depth`` deep, abandoned past ``nodes`` (then None), and the nodes
+        it searched (a streamed analysis' model phase: one depth a step).
+
+        Raises:
+            ValueError: ``depth`` is negative.
+            GameOver: the board is finished.
+        """
+        if depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {depth}")
+        self._check(board)
+        counter = np.array([0, nodes or 0], dtype=np.int64)
+        evaluation = self._searched(_board(board), depth, False, counter)
+        return evaluation, int(counter[0])
+
+    def values_within(self, x: U64, o: U64, max_depth: int, *, nodes: int | None = None,
+                      seconds: float | None = None) -> tuple[F32, SearchReport]:
+        """:meth:`values_of_masks` of many positions by the search, as deep as a budget for
+        them all allows: :meth:`search_within`'s deepening, each depth for every position
+        before the next (the deepest depth finished for all answers). Without a budget,
+        the one search ``max_depth`` deep. The report's ``exact``: every position's.
+
+        Raises:
+            ValueError: ``max_depth`` is negative.
+        """
+        if max_depth < 0:
+            raise ValueError(f"search depth must be at least 0, got {max_depth}")
+        x = np.ascontiguousarray(x, dtype=np.uint64)
+        o = np.ascontiguousarray(o, dtype=np.uint64)
+        empty = self.game.cells - np.bitwise_count(x | o).astype(np.int64)
+        started = time.perf_counter()
+        counter = np.zeros(2, np.int64)
+        first = max_depth if nodes is None and seconds is None else 0
+        values = self._many(x, o, self.plies(empty, first), counter)
+        assert values is not None
+        spent, reached = int(counter[0]), first
+        for depth in range(first + 1, max_depth + 1):
+            left = None if nodes is None else nodes - spent
+            if seconds is not None:
+                elapsed = time.perf_counter() - started
+                by_time = int((seconds - elapsed) * spent / max(elapsed, 1e-6))
+                left = by_time if left is None else min(left, by_time)
+            if left is not None and left <= 0:
+                break
+            counter[:] = (0, 0 if left is None else left)
+            deeper = self._many(x, o, self.plies(empty, depth), counter)
+            spent += int(counter[0])
+            if deeper is None:
+                break
+            values, reached = deeper, depth
+        exact = bool(np.all(self.plies(empty, reached) + 1 >= empty))
+        return values, SearchReport(reached, spent, time.perf_counter() - started,
+                                    reached == max_depth, exact)
+
+    def _many(self, x: U64, o: U64, plies: npt.NDArray[np.int64],
+              counter: npt.NDArray[np.int64]) -> F32 | None:
+        """Each position's move values by the search ``plies[i]`` deep, or None when
+        ``counter``'s node limit (``[nodes, limit]``, 0: none) stopped it."""
+        out = np.empty((len(x), self.game.cells), dtype=np.float32)
+        for i in range(len(x)):
+            search_values(self.net, self.tables, x[i], o[i], int(plies[i]), out[i], False,
+                          counter)
+            if counter[1] > 0 and counter[0] > counter[1]:
+                return None
+        return out
+
+    def sees_the_end(self, board: State, depth: int) -> bool:
+        """Whether a search ``depth`` deep from ``board`` reaches the end of every line (the
+        board is full by then), so that its values are the game's exact outcomes."""
+        b = _board(board)
+        empty = self.game.cells - b.ply
+        return int(self.plies(np.array(empty), depth)) + 1 >= empty
 
     def _searched(self, b: Board, depth: int, best_only: bool, counter: npt.NDArray[np.int64]
                   ) -> Evaluation | None:
@@ -343,17 +424,6 @@ class NtupleModel(Model):
         game = as_mnk(self.game)
         x, o = transform_mask(game, b.x, sym), transform_mask(game, b.o, sym)
         return self.values_of_masks(np.array([x], np.uint64), np.array([o], np.uint64))[0]
-
-
-@dataclass(frozen=True)
-class SearchReport:
-    """What a search within a budget used: the depth it finished (``complete`` when that is
-    the depth asked for), the nodes it searched and its time."""
-
-    depth: int
-    nodes: int
-    seconds: float
-    complete: bool
 
 
 def _board(state: State) -> Board:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game
+from gameai.games import Game, State
 from gameai.models import Evaluation, MoveValue, NtupleModel
 from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
@@ -39,7 +40,19 @@ from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
 from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry, Served
+from gameai.service.search import (
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_TIME_MS,
+    Budget,
+    SearchUsed,
+    budget,
+    check_top,
+    reached_depth,
+    report_search,
+)
 from gameai.service.session import VALUE_DECIMALS, ModelSession, Position
+from gameai.service.top import TopMove
 from gameai.store import (
     AliasChange,
     Pin,
@@ -50,7 +63,6 @@ from gameai.store import (
     is_number,
 )
 
-MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
 MAX_TEXT = 200  # longest game name, model reference or client id accepted
 SEARCHED_BATCH_SHARE = 10  # a batch with a depth takes a tenth of the boards of one without
 _ALIAS = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -65,6 +77,9 @@ class MoveAnswer:
     board: str | None = None  # the position answered, when the request gave moves
     level: str = DEFAULT_LEVEL
     depth: int | None = None  # the search's depth, for a model that searches
+    top: tuple[TopMove, ...] | None = None  # the best moves with their lines, when asked
+    search: SearchUsed | None = None  # what the search used, when the query gave a depth,
+    # a budget or top
     exact: bool = False  # the move is optimal by the solver's proof (level best only)
 
 
@@ -75,6 +90,8 @@ class EvaluateAnswer:
     evaluation: Evaluation
     board: str | None = None  # the position answered, when the request gave moves
     depth: int | None = None  # the search's depth, for a model that searches
+    top: tuple[TopMove, ...] | None = None
+    search: SearchUsed | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,7 @@ class AnalyzeAnswer:
     analysis: Analysis
     board: str | None = None  # the position answered, when the request gave moves
     depth: int | None = None  # the search depth of a model that searches
+    search: SearchUsed | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +128,7 @@ class BatchAnswer:
     best: npt.NDArray[np.intp]
     move_values: npt.NDArray[np.float64] | None
     depth: int | None = None  # the search's depth, when the request gave one
+    search: SearchUsed | None = None  # what it used, when the request gave a depth or budget
 
     @property
     def best_from(self) -> npt.NDArray[np.int64]:
@@ -178,18 +197,25 @@ class ModelListing:
 
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
               client_id: str = "", to_move: str = "", moves: object = None, level: object = "",
-              seed: object = None, depth: object = None,
-              max_depth: int = MAX_DEPTH) -> MoveAnswer:
+              seed: object = None, depth: object = None, top: object = None,
+              nodes: object = None, time_ms: object = None, max_depth: int = MAX_DEPTH,
+              max_nodes: int = MAX_NODES, max_time_ms: int = MAX_TIME_MS) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
     move on ``board`` (with ``to_move`` where the game needs it), or after the move list
     ``moves``, by the answering version's values. A ``seed`` makes the level's draws
     repeatable: the same seed, level and position, the same move. ``depth``: how far a
-    model that searches looks ahead (at most ``max_depth``; its game's default if None)."""
+    model that searches looks ahead (at most ``max_depth``; its game's default if None);
+    ``nodes`` and ``time_ms`` bound that search (:func:`budget`). ``top``: also the model's
+    ``top`` best moves with their lines (:mod:`gameai.service.top`)."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    count = check_top(top)
     chosen, seed = _level(level), _seed(seed)
     draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
-    answer, position = _position(loaded, board, to_move, moves, searched, best_only=not draws)
+    best_only = not draws and count in (None, 1)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, best_only,
+                                 limits=limits)
     rng = None
     if draws:
         rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
@@ -199,13 +225,20 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     registry.metrics.count_level(name, chosen.name)
     exact = False
     if chosen.name == DEFAULT_LEVEL and registry.exact is not None:
-        move, exact = _exact_move(registry.exact, loaded, answer, move, searched)
+        move, exact = _exact_move(registry.exact, loaded, answer, move,
+                                  reached_depth(answer, limits))
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
-        registry.mirror(name, loaded, text, side, searched)
-    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name, searched,
-                      exact)
+        # at the depth that answered: a budget's cap (GAMEAI_MAX_DEPTH) is no depth to
+        # mirror, and what a time budget bought here is what the shadow is compared on
+        registry.mirror(name, loaded, text, side, reached_depth(answer, limits))
+    if count is None and depth is None and nodes is None and time_ms is None:
+        return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
+                          limits.depth, exact=exact)  # the hot path: nothing more asked
+    ranked, used = report_search(loaded, answer, limits, count, started, asked=True)
+    return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
+                      reached_depth(answer, limits), ranked, used, exact)
 
 
 def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue,
@@ -240,46 +273,53 @@ def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue
 
 def evaluate(registry: Registry, *, game: str, board: str = "", model: str = "",
              client_id: str = "", to_move: str = "", moves: object = None,
-             depth: object = None, max_depth: int = MAX_DEPTH) -> EvaluateAnswer:
+             depth: object = None, top: object = None, nodes: object = None,
+             time_ms: object = None, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+             max_time_ms: int = MAX_TIME_MS) -> EvaluateAnswer:
     """The position's value and every legal move's value, best first (by a search
-    ``depth`` plies ahead, for a model that searches: see :func:`best_move`)."""
+    ``depth`` plies ahead within ``nodes`` and ``time_ms``, for a model that searches:
+    see :func:`best_move`); with ``top``, the best moves with their lines too."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
-    answer, position = _position(loaded, board, to_move, moves, searched)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    count = check_top(top)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, limits=limits)
+    ranked, used = report_search(loaded, answer, limits, count, started,
+                           asked=depth is not None or nodes is not None or time_ms is not None)
     return EvaluateAnswer(loaded.model.game.name, loaded.version, answer.evaluation, position,
-                          searched)
-
-
-def _depth(loaded: ModelSession, value: object, max_depth: int) -> int | None:
-    """The search depth a request asks of ``loaded`` (None: the model does not search)."""
-    default = loaded.model.default_depth
-    if value is None:
-        return None if default is None else min(default, max_depth)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= max_depth:
-        raise InvalidRequest(f"must be a whole number from 0 to {max_depth} (this server's "
-                             f"GAMEAI_MAX_DEPTH), got {json.dumps(value, default=str)[:40]}",
-                             field="depth")
-    if default is None:
-        raise InvalidRequest(f"version {loaded.version} is a {loaded.model.kind} model, "
-                             "which does not search: leave depth out", field="depth")
-    return value
+                          reached_depth(answer, limits), ranked, used)
 
 
 def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
             client_id: str = "", to_move: str = "", moves: object = None,
-            depth: object = None, max_depth: int = MAX_DEPTH) -> AnalyzeAnswer:
+            depth: object = None, nodes: object = None, time_ms: object = None,
+            max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+            max_time_ms: int = MAX_TIME_MS) -> AnalyzeAnswer:
     """Hints for the position (:mod:`gameai.service.analysis`): every legal move's value (by the
-    search ``depth`` deep, for a model that searches, as :func:`evaluate`) and, where the
-    game has an exact solver, its outcome and distance; the line the model expects. May
-    take a solver's time: the transports run it off the event loop."""
+    search ``depth`` deep within ``nodes`` and ``time_ms``, for a model that searches, as
+    :func:`evaluate`; the line by the depth that search reached) and, where the game has an
+    exact solver, its outcome and distance; the line the model expects. May take a
+    solver's time: the transports run it off the event loop."""
+    started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
-    searched = _depth(loaded, depth, max_depth)
-    answer, position = _position(loaded, board, to_move, moves, searched)
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    answer, position = _position(loaded, board, to_move, moves, limits.depth, limits=limits)
     text, side = answer.text.rsplit(" ", 1)
     state = loaded.model.game.parse(text, to_move=side)
-    analysis = hints(state, lambda s: loaded.position(str(s), s.to_move, searched).evaluation,
-                     registry.exact)
-    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position, searched)
+    reached = None if answer.report is None else answer.report.depth
+
+    def values(s: State) -> Evaluation:
+        if s is state:
+            return answer.evaluation
+        return loaded.position(str(s), s.to_move, reached).evaluation
+
+    analysis = hints(state, values, registry.exact)
+    _, used = report_search(loaded, answer, limits, None, started,
+                      asked=depth is not None or nodes is not None or time_ms is not None)
+    if used is not None and analysis.outcome is not None:
+        used = replace(used, exact=True)
+    return AnalyzeAnswer(loaded.model.game.name, loaded.version, analysis, position,
+                         reached, used)
 
 
 def list_levels(registry: Registry, *, game: str) -> LevelsAnswer:
@@ -307,27 +347,33 @@ def _calibration() -> dict[str, dict[str, Any]]:
 
 
 def _position(loaded: ModelSession, board: object, to_move: object, moves: object,
-              depth: int | None = None, best_only: bool = False
-              ) -> tuple[Position, str | None]:
+              depth: int | None = None, best_only: bool = False, *,
+              limits: Budget | None = None) -> tuple[Position, str | None]:
     """The request's position as ``loaded`` answers it (:meth:`ModelSession.position`): ``board``
     (and ``to_move``), or exactly instead of them, ``moves`` (None: not given; ``""``: no
-    move yet, the start position); with the position's board when it came from moves.
+    move yet, the start position); with the position's board when it came from moves;
+    searched within the node and time bounds of ``limits``.
 
     Raises:
         InvalidRequest: neither a board nor moves, or both.
     """
     to_move = _text(to_move, "to_move")
     board = _text(board, "board")
+    bounds: dict[str, Any] = {}
+    if limits is not None and depth is not None and (limits.nodes or limits.time_ms):
+        bounds = {"nodes": limits.nodes, "seconds": limits.seconds}  # a searching model's
     if moves is not None:
         moves = _text(moves, "moves")
         if board or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        answer, state = loaded.position_after(moves, depth, best_only)
+        answer, state = loaded.position_after(moves, depth, best_only, **bounds)
         return answer, str(state)
     if not board:
         raise InvalidRequest("is required (or moves, for a game with a move notation)",
                              field="board")
+    if bounds:
+        return loaded.position(board, to_move, depth, best_only, **bounds), None
     return loaded.position(board, to_move, depth, best_only), None
 
 
@@ -350,39 +396,60 @@ def _seed(value: object) -> int | None:
 def evaluate_batch(registry: Registry, *, game: str, boards: Sequence[object], model: str = "",
                    client_id: str = "", max_batch: int = 10_000,
                    include_move_values: bool = False, to_move: str = "",
-                   depth: object = None, max_depth: int = MAX_DEPTH) -> BatchAnswer:
+                   depth: object = None, nodes: object = None, time_ms: object = None,
+                   max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+                   max_time_ms: int = MAX_TIME_MS) -> BatchAnswer:
     """Many boards of one game (``to_move`` for every one of them, where the game needs
     it), answered by one version, values computed vectorised. Without ``depth`` a model
     that searches answers by its network's own values (no search: a batch is many
     positions fast); with it, by its search that deep (at most ``max_depth``), for at most
-    ``max_batch // SEARCHED_BATCH_SHARE`` boards.
+    ``max_batch // SEARCHED_BATCH_SHARE`` boards. A ``nodes`` or ``time_ms`` budget is
+    for the whole batch: every board one depth deeper at a time, from 0 to ``depth``
+    (without one, ``max_depth``), while it lasts (:func:`budget`'s caps).
 
     Raises:
         RequestTooLarge: more than ``max_batch`` boards (or the searched batch's share).
         InvalidRequest: a ``depth`` out of range, or one given to a model that does not
-            search (``field`` depth).
+            search (``field`` depth); a bad ``nodes`` or ``time_ms``.
     """
+    started = time.perf_counter()
     if len(boards) > max_batch:
         raise RequestTooLarge(f"{len(boards)} boards in one request; at most {max_batch} "
                               "are accepted", field="boards")
     loaded = _pick(registry, game, model, client_id)
-    searched = None if depth is None else _depth(loaded, depth, max_depth)
-    searching = loaded.model
+    limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms,
+                    searches_unasked=False)
+    searched = limits.depth
     if searched is not None:
         most = max(1, max_batch // SEARCHED_BATCH_SHARE)
         if len(boards) > most:
             raise RequestTooLarge(f"{len(boards)} boards searched {searched} deep in one "
-                                  f"request; at most {most} are accepted with a depth (a "
-                                  f"tenth of the {max_batch} without one)", field="boards")
-        assert isinstance(searching, NtupleModel)  # _depth refuses models that do not search
-        searching = searching.with_search(searched)
+                                  f"request; at most {most} are accepted with a depth or a "
+                                  f"budget (a tenth of the {max_batch} without one)",
+                                  field="boards")
     require_text(boards)
     batch = loaded.model.game.parse_batch(boards, to_move=_text(to_move, "to_move"))
+    report = None
+    if searched is None:
+        raw = loaded.model.batch_values(batch)
+    else:
+        assert isinstance(loaded.model, NtupleModel)  # budget refuses models that do not search
+        assert batch.masks is not None  # an n-tuple network's games are bitmasks
+        raw, report = loaded.model.values_within(*batch.masks, searched, nodes=limits.nodes,
+                                                 seconds=limits.seconds)
     values: npt.NDArray[np.float64] = np.round(
-        searching.batch_values(batch).astype(np.float64), VALUE_DECIMALS).astype(np.float64)
+        raw.astype(np.float64), VALUE_DECIMALS).astype(np.float64)
     best, value = best_moves(values)
+    used = None
+    if depth is not None or nodes is not None or time_ms is not None:
+        used = SearchUsed(limits, None if report is None else report.depth,
+                          0 if report is None else report.nodes,
+                          round((time.perf_counter() - started) * 1e6),
+                          report is None or report.complete,
+                          report is not None and report.exact)
     return BatchAnswer(loaded.model.game, loaded.version, batch.to_move, value, best,
-                       values if include_move_values else None, searched)
+                       values if include_move_values else None,
+                       searched if report is None else report.depth, used)
 
 
 def _pick(registry: Registry, game: str, model: str, client_id: str) -> ModelSession:

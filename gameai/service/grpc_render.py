@@ -9,7 +9,9 @@ from typing import Any
 from gameai.service.errors import InvalidRequest
 from gameai.service.gen.gameai.v1 import move_pb2
 from gameai.service.review import ReviewAnswer
+from gameai.service.search import SearchUsed
 from gameai.service.stream import Bound, Update
+from gameai.service.top import TopMove
 
 LEVELS = {"beginner": move_pb2.LEVEL_NAME_BEGINNER, "casual": move_pb2.LEVEL_NAME_CASUAL,
           "strong": move_pb2.LEVEL_NAME_STRONG, "best": move_pb2.LEVEL_NAME_BEST}
@@ -86,6 +88,8 @@ def review_pb(a: ReviewAnswer) -> Any:
             ply.outcome_after = OUTCOMES[e.after]
             ply.distance_after = e.distance_after
             ply.optimal = e.optimal
+        if p.depth is not None:
+            ply.depth = p.depth
         plies.append(ply)
     sides = [move_pb2.SideSummary(side=SIDES[s.side], moves=s.moves, mean_loss=s.mean_loss,
                                   **s.judgments) for s in a.sides]
@@ -94,6 +98,8 @@ def review_pb(a: ReviewAnswer) -> Any:
         solve_ms=a.solve_ms, solve_ms_used=a.solve_ms_used, proved=a.proved, sides=sides)
     if a.depth is not None:
         response.depth = a.depth
+    if a.search is not None:
+        response.search.CopyFrom(search_pb(a.search))
     return response
 
 
@@ -120,4 +126,35 @@ def update_pb(u: Update) -> Any:
         out.outcome = OUTCOMES[u.outcome]
     if u.distance is not None:
         out.distance = u.distance
+    if u.model_nodes is not None:
+        out.model_nodes = u.model_nodes
+    return out
+
+
+def top_pb(ranked: tuple[TopMove, ...]) -> list[Any]:
+    """The best moves of a top query, each with its exact figures where proved."""
+    out = []
+    for t in ranked:
+        exact: dict[str, Any] = {}
+        if t.outcome is not None:
+            exact = {"outcome": t.outcome, "distance": t.distance}
+        out.append(move_pb2.TopMove(move=move_value_pb(t.move, **exact),
+                                    line=[move_pb(m) for m in t.line]))
+    return out
+
+
+def search_pb(used: SearchUsed) -> Any:
+    """What a query's search used, and the limits it ran under."""
+    b = used.budget
+    limits = move_pb2.SearchLimits()
+    if b.depth is not None:
+        limits.depth = b.depth
+    if b.nodes is not None:
+        limits.nodes = b.nodes
+    if b.time_ms is not None:
+        limits.time_ms = b.time_ms
+    out = move_pb2.SearchReport(nodes=used.nodes, time_us=used.time_us,
+                                complete=used.complete, exact=used.exact, limits=limits)
+    if used.depth is not None:
+        out.depth = used.depth
     return out

@@ -35,7 +35,9 @@ from gameai.service.grpc_render import (
     move_pb,
     move_value_pb,
     review_pb,
+    search_pb,
     text_or_enum,
+    top_pb,
     update_pb,
 )
 from gameai.service.review import review
@@ -145,27 +147,43 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             a = core.best_move(self.edge.registry, **_position(request),
                                level=text_or_enum(request, "level", LEVELS),
                                seed=request.seed if request.HasField("seed") else None,
-                               **self._depth(request))
-            return move_pb2.BestMoveResponse(
+                               top=_given(request, "top"), **self._depth(request))
+            response = move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
-                move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact), a.version
-        return await self.edge.call("BestMove", request.game, context, work)
+                move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact)
+            if a.top is not None:
+                response.top.extend(top_pb(a.top))
+            if a.search is not None:
+                response.search.CopyFrom(search_pb(a.search))
+            return response, a.version
+        return await self.edge.call("BestMove", request.game, context, work,
+                                    interactive=_long(request))
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
-            a = core.evaluate(self.edge.registry, **_position(request), **self._depth(request))
+            a = core.evaluate(self.edge.registry, **_position(request),
+                              top=_given(request, "top"), **self._depth(request))
             e = a.evaluation
             moves = [_move_value(m) for m in e.moves]
-            return move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
-                                             to_move=e.to_move, value=e.value, moves=moves,
-                                             board=a.board or "",
-                                             to_move_enum=SIDES[e.to_move]), a.version
-        return await self.edge.call("Evaluate", request.game, context, work)
+            response = move_pb2.EvaluateResponse(game=a.game, model_version=a.version,
+                                                 to_move=e.to_move, value=e.value, moves=moves,
+                                                 board=a.board or "",
+                                                 to_move_enum=SIDES[e.to_move])
+            if a.top is not None:
+                response.top.extend(top_pb(a.top))
+            if a.search is not None:
+                response.search.CopyFrom(search_pb(a.search))
+            return response, a.version
+        return await self.edge.call("Evaluate", request.game, context, work,
+                                    interactive=_long(request))
 
     def _depth(self, request: Any) -> dict[str, Any]:
-        """The search depth asked for (unset: the game's default) and this server's most."""
-        return {"depth": request.depth if request.HasField("depth") else None,
-                "max_depth": self.edge.runtime.settings.max_depth}
+        """The search's depth (unset: the game's default), node and time budgets asked for,
+        and this server's limits."""
+        s = self.edge.runtime.settings
+        return {"depth": _given(request, "depth"), "nodes": _given(request, "nodes"),
+                "time_ms": _given(request, "time_ms"), "max_depth": s.max_depth,
+                "max_nodes": s.max_nodes, "max_time_ms": s.max_time_ms}
 
     async def Analyze(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:
@@ -187,6 +205,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 response.outcome_enum = OUTCOMES[h.outcome]
             if a.depth is not None:
                 response.depth = a.depth
+            if a.search is not None:
+                response.search.CopyFrom(search_pb(a.search))
             return response, a.version
         return await self.edge.call("Analyze", request.game, context, work, interactive=True)
 
@@ -200,7 +220,9 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                        model=request.model, client_id=request.client_id,
                        depth=request.depth if request.HasField("depth") else None,
                        solve_ms=request.solve_ms if request.HasField("solve_ms") else None,
-                       max_depth=settings.max_depth, max_solve_ms=settings.max_solve_ms)
+                       nodes=_given(request, "nodes"), time_ms=_given(request, "time_ms"),
+                       max_depth=settings.max_depth, max_solve_ms=settings.max_solve_ms,
+                       max_nodes=settings.max_nodes, max_time_ms=settings.max_time_ms)
             return review_pb(a), a.version
         return await self.edge.call("Review", request.game, context, work, interactive=True)
 
@@ -212,6 +234,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 self.edge.registry, **_position(request),
                 depth=request.depth if request.HasField("depth") else None,
                 time_ms=request.time_ms if request.HasField("time_ms") else None,
+                nodes=_given(request, "nodes"), max_nodes=settings.max_nodes,
                 priority=PRIORITIES.get(request.priority, request.priority),
                 max_depth=settings.max_depth, max_time_ms=settings.max_solve_ms)
         async for message in self.edge.stream("AnalyzeStream", request.game, context,
@@ -246,8 +269,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                     client_id=request.client_id, max_batch=settings.max_batch,
                                     include_move_values=request.include_move_values,
                                     to_move=text_or_enum(request, "to_move", SIDES),
-                                    depth=request.depth if request.HasField("depth") else None,
-                                    max_depth=settings.max_depth)
+                                    **self._depth(request))
             cols = a.game.cols
             best = a.best_to if a.moves_pieces else a.best
             response = move_pb2.EvaluateBatchResponse(
@@ -257,6 +279,8 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 to_move_enum=[SIDES[side] for side in a.to_move])
             if a.depth is not None:
                 response.depth = a.depth
+            if a.search is not None:
+                response.search.CopyFrom(search_pb(a.search))
             if a.moves_pieces:
                 response.move_from_index.extend(a.best_from.tolist())
                 response.actions = a.game.num_actions
@@ -264,6 +288,17 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                 response.move_values.extend(a.move_values.ravel().tolist())
             return response, a.version
         return await self.edge.call("EvaluateBatch", request.game, context, work, batch=True)
+
+
+def _given(request: Any, field: str) -> Any:
+    """An optional field's value, None when unset (so 0 is a value, checked as such)."""
+    return getattr(request, field) if request.HasField(field) else None
+
+
+def _long(request: Any) -> bool:
+    """Whether a query may take long (top moves with their lines and the solver, a budget):
+    it then runs in the interactive lane, off the event loop."""
+    return any(request.HasField(f) for f in ("top", "nodes", "time_ms"))
 
 
 def _position(request: Any) -> dict[str, Any]:

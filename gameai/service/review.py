@@ -37,16 +37,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gameai.games import Game, GameError, IllegalMove, State
 from gameai.games.interface import Solution
-from gameai.models import MoveValue
+from gameai.models import Evaluation, MoveValue, SearchReport
 from gameai.service import core
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest, RequestTooLarge
 from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry
+from gameai.service.search import MAX_DEPTH, MAX_NODES, MAX_TIME_MS, Budget, SearchUsed, budget
+from gameai.service.session import ModelSession
 
 MAX_PLIES = 200  # the longest game reviewed in one request
 DEFAULT_SOLVE_MS = 100  # the solver's budget for a review that gives none
@@ -79,6 +81,7 @@ class ReviewedPly:
     best: MoveValue
     judgment: str
     exact: Exact | None
+    depth: int | None = None  # with a node or time budget: the depth its values come from
 
     @property
     def value_after(self) -> float:
@@ -103,6 +106,7 @@ class ReviewAnswer:
     solve_ms: int  # the solver's budget
     solve_ms_used: int
     sides: tuple[SideSummary, ...]
+    search: SearchUsed | None = None  # with a node or time budget: what it used
 
     @property
     def proved(self) -> int:
@@ -119,35 +123,76 @@ def judge(loss: float) -> str:
 
 def review(registry: Registry, *, game: str, moves: object = None,
            actions: Sequence[object] | None = None, model: str = "", client_id: str = "",
-           depth: object = None, solve_ms: object = None, max_depth: int = core.MAX_DEPTH,
-           max_solve_ms: int = 30_000) -> ReviewAnswer:
+           depth: object = None, solve_ms: object = None, nodes: object = None,
+           time_ms: object = None, max_depth: int = MAX_DEPTH,
+           max_solve_ms: int = 30_000, max_nodes: int = MAX_NODES,
+           max_time_ms: int = MAX_TIME_MS) -> ReviewAnswer:
     """Review the game ``moves`` (its notation) or ``actions`` (action ids) with the
     answering version's values (by its search ``depth`` deep, for a model that searches)
-    and, within ``solve_ms`` milliseconds in all, the game's exact solver.
+    and, within ``solve_ms`` milliseconds in all, the game's exact solver. A ``nodes`` or
+    ``time_ms`` budget bounds the model's search over the whole game (:func:`_budgeted`).
 
     Raises:
-        InvalidRequest: neither or both of moves and actions, a bad depth or solve_ms.
+        InvalidRequest: neither or both of moves and actions, a bad depth, solve_ms, nodes
+            or time_ms.
         RequestTooLarge: more than :data:`MAX_PLIES` moves.
         IllegalMove, InvalidBoard: a move the rules forbid (``field`` moves or
             ``actions[i]``).
     """
+    started = time.perf_counter()
     session = core._pick(registry, game, model, client_id)
-    searched = core._depth(session, depth, max_depth)
-    budget = _solve_ms(solve_ms, max_solve_ms)
+    limits = budget(session, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
+    searched = limits.depth
+    solve_budget = _solve_ms(solve_ms, max_solve_ms)
     states, result = _replay(session.model.game, moves, actions)
+    bounded = searched is not None and (limits.nodes or limits.time_ms)
+    values = (_budgeted(session, [s for s, _ in states], limits, started) if bounded
+              else [(session.state_values(s, searched), None) for s, _ in states])
     reviewed = []
-    for number, (state, action) in enumerate(states, 1):
-        evaluation = session.state_values(state, searched)
+    for number, ((state, action), (evaluation, report)) in enumerate(
+            zip(states, values, strict=True), 1):
         played = next(m for m in evaluation.moves if m.action_id == action)
         loss = max(0.0, round(evaluation.value - played.value, 6))
         reviewed.append(ReviewedPly(number, state.to_move, played, evaluation.value, loss,
-                                    evaluation.best, judge(loss), None))
-    proofs, used = _prove([s for s, _ in states], budget, registry.exact)
+                                    evaluation.best, judge(loss), None,
+                                    None if report is None else report.depth))
+    proofs, used = _prove([s for s, _ in states], solve_budget, registry.exact)
     for i, solution in proofs.items():
         reviewed[i] = _with_exact(reviewed[i], solution, states[i][1])
     name = session.model.game.name
-    return ReviewAnswer(name, session.version, searched, tuple(reviewed), result, budget,
-                        round(used * 1000), _summaries(reviewed))
+    search = None
+    if nodes is not None or time_ms is not None:
+        reports = [r for _, r in values if r is not None]
+        search = SearchUsed(
+            limits, min((r.depth for r in reports), default=None),
+            sum(r.nodes for r in reports), round((time.perf_counter() - started) * 1e6),
+            all(r.complete for r in reports),
+            all(p.exact is not None or (r is not None and r.exact)
+                for p, (_, r) in zip(reviewed, values, strict=True)))
+    return ReviewAnswer(name, session.version, searched, tuple(reviewed), result, solve_budget,
+                        round(used * 1000), _summaries(reviewed), search)
+
+
+def _budgeted(session: ModelSession, states: list[State], limits: Budget,
+              started: float) -> list[tuple[Evaluation, SearchReport | None]]:
+    """Each position's values by the model's search within the review's budget: the plies
+    still to search share what is left of it evenly (what one leaves goes to the rest),
+    each deepening up to ``limits.depth`` within its share (depth 0 always finishes)."""
+    assert limits.depth is not None
+    out: list[tuple[Evaluation, SearchReport | None]] = []
+    spent = 0
+    for i, state in enumerate(states):
+        left = len(states) - i
+        nodes = seconds = None
+        if limits.nodes is not None:
+            nodes = max(1, (limits.nodes - spent) // left)
+        if limits.seconds is not None:
+            seconds = max(0.0, (limits.seconds - (time.perf_counter() - started)) / left)
+        evaluation, report = session.searched_values(state, limits.depth, nodes=nodes,
+                                                     seconds=seconds)
+        spent += report.nodes
+        out.append((evaluation, report))
+    return out
 
 
 def _solve_ms(value: object, most: int) -> int:
@@ -253,8 +298,7 @@ def _with_exact(ply: ReviewedPly, solution: Solution, action: int) -> ReviewedPl
         judgment = "throws_away_win"
     elif exact.before == "draw" and exact.after == "loss":
         judgment = "walks_into_loss"
-    return ReviewedPly(ply.ply, ply.side, ply.move, ply.value_before, ply.loss, ply.best,
-                       judgment, exact)
+    return replace(ply, judgment=judgment, exact=exact)
 
 
 def _summaries(plies: list[ReviewedPly]) -> tuple[SideSummary, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gameai.games import GameError, State
-from gameai.models import Evaluation, Model
+from gameai.models import Evaluation, Model, SearchReport
 from gameai.models.levels import winning_actions
 from gameai.store import VersionRecord
 
@@ -33,12 +33,17 @@ class ModelSession:
         return self.position(board, to_move).evaluation
 
     def position(self, board: str, to_move: str = "", depth: int | None = None,
-                 best_only: bool = False) -> Position:
+                 best_only: bool = False, *, nodes: int | None = None,
+                 seconds: float | None = None) -> Position:
         """:meth:`evaluate` with what a level of play needs besides (the wins in one and
         the position's text); with ``depth``, by the model's search that deep, and with
         ``best_only`` as well, of the best move alone (what a level that plays the best
-        move needs; the search proves the others worse sooner than it values them).
-        Raises the game core's errors."""
+        move needs; the search proves the others worse sooner than it values them). With
+        a ``nodes`` or ``seconds`` budget, by the deepest search to ``depth`` that fits it
+        (never cached: what a time budget buys varies). Raises the game core's errors."""
+        if nodes is not None or seconds is not None:
+            state = self.model.game.parse(board, to_move=to_move)
+            return self._answer(state, depth, best_only, nodes, seconds)
         key = board if not to_move else f"{board}\n{to_move}"
         if depth is not None:
             key = f"{key}\0{depth}"
@@ -55,20 +60,34 @@ class ModelSession:
             self._answers[key] = answer
         return answer
 
-    def state_values(self, state: State, depth: int | None = None) -> Evaluation:
+    def state_values(self, state: State, depth: int | None = None, best_only: bool = False
+                     ) -> Evaluation:
         """The evaluation of a state already parsed and checked playable (a reviewed game's
-        positions), every move valued (by the search ``depth`` deep): :meth:`position`
-        without the wins in one, which a review does not need (a seventh of its time);
-        cached apart from :meth:`position`'s answers, which carry them."""
+        positions, a line's), every move valued (by the search ``depth`` deep; with
+        ``best_only``, the best move alone): :meth:`position` without the wins in one,
+        which a review does not need (a seventh of its time); cached apart from
+        :meth:`position`'s answers, which carry them."""
         key = f"{state}\n{state.to_move}\0{depth}\0values"
         hit = self._answers.get(key)
+        if hit is None and best_only:
+            key += "best"
+            hit = self._answers.get(key)
         if hit is not None:
             return hit.evaluation
-        e = self.model.evaluate(state) if depth is None else self.model.search(state, depth)
-        answer = Position(_rounded(e), (), "")
+        e = self.model.evaluate(state) if depth is None else self.model.search(
+            state, depth, best_only=best_only)
+        answer = Position(rounded(e), (), "")
         if len(self._answers) < ANSWER_CACHE_SIZE:
             self._answers[key] = answer
         return answer.evaluation
+
+    def searched_values(self, state: State, depth: int, *, nodes: int | None,
+                        seconds: float | None) -> tuple[Evaluation, SearchReport]:
+        """:meth:`state_values` by the deepest search to ``depth`` that fits a ``nodes`` or
+        ``seconds`` budget (never cached: what a time budget buys varies), with what it
+        used."""
+        e, report = self.model.search_within(state, depth, nodes=nodes, seconds=seconds)
+        return rounded(e), report
 
     def evaluate_moves(self, moves: str) -> tuple[Evaluation, State]:
         """The evaluation of the position the move list ``moves`` reaches, and that
@@ -76,7 +95,8 @@ class ModelSession:
         answer, state = self.position_after(moves)
         return answer.evaluation, state
 
-    def position_after(self, moves: str, depth: int | None = None, best_only: bool = False
+    def position_after(self, moves: str, depth: int | None = None, best_only: bool = False,
+                       *, nodes: int | None = None, seconds: float | None = None
                        ) -> tuple[Position, State]:
         """:meth:`position` of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""
@@ -86,15 +106,17 @@ class ModelSession:
         except GameError as e:
             e.field = "moves"  # the game ended within the moves given
             raise
-        return self._answer(state, depth, best_only), state
+        return self._answer(state, depth, best_only, nodes, seconds), state
 
-    def _answer(self, state: State, depth: int | None = None, best_only: bool = False
-                ) -> Position:
+    def _answer(self, state: State, depth: int | None = None, best_only: bool = False,
+                nodes: int | None = None, seconds: float | None = None) -> Position:
         if depth is None:
-            e = self.model.evaluate(state)
+            e, report = self.model.evaluate(state), None
         else:
-            e = self.model.search(state, depth, best_only=best_only)
-        return Position(_rounded(e), winning_actions(state), f"{state} {state.to_move}")
+            e, report = self.model.search_within(state, depth, nodes=nodes, seconds=seconds,
+                                                 best_only=best_only)
+        return Position(rounded(e), winning_actions(state), f"{state} {state.to_move}",
+                        report)
 
     def warm(self) -> None:
         """Run each query path once (numba compiles, numpy allocates) before serving."""
@@ -110,14 +132,17 @@ class ModelSession:
 class Position:
     """One position as a version answers it: the evaluation, the actions that win at once
     (what a level that never misses a win needs) and the position as text (board and side
-    to move: what a seeded level's draws depend on)."""
+    to move: what a seeded level's draws depend on), and what its search used. A cached
+    answer keeps the figures of the search that made it."""
 
     evaluation: Evaluation
     wins: tuple[int, ...]
     text: str
+    # what the search used (:class:`~gameai.models.SearchReport`; None: no search)
+    report: SearchReport | None = None
 
 
-def _rounded(evaluation: Evaluation) -> Evaluation:
+def rounded(evaluation: Evaluation) -> Evaluation:
     """Values to 6 decimals: models keep float32, whose noise (0.4000000059604645) would
     otherwise show in every answer."""
     moves = tuple(replace(m, value=round(m.value, VALUE_DECIMALS)) for m in evaluation.moves)

@@ -43,6 +43,8 @@ class Settings:
     poll_seconds: float = 1.0
     max_batch: int = 10_000
     max_depth: int = 8
+    max_nodes: int = 10_000_000
+    max_time_ms: int = 10_000
     max_body_bytes: int = 1 << 20
     grace_seconds: float = 10.0
     drain_seconds: float = 1.0
@@ -116,6 +118,10 @@ SERVER: tuple[Setting, ...] = (
     Setting("poll_seconds", "GAMEAI_POLL_SECONDS", "--poll-seconds", seconds(0.05, 3600), 1.0),
     Setting("max_batch", "GAMEAI_MAX_BATCH", "--max-batch", whole_number(1, 1_000_000), 10_000),
     Setting("max_depth", "GAMEAI_MAX_DEPTH", "--max-depth", whole_number(0, 20), 8),
+    Setting("max_nodes", "GAMEAI_MAX_NODES", "--max-nodes", whole_number(1, 1 << 40),
+            10_000_000),
+    Setting("max_time_ms", "GAMEAI_MAX_TIME_MS", "--max-time-ms",
+            whole_number(1, 3_600_000), 10_000),
     Setting("max_body_bytes", "GAMEAI_MAX_BODY_BYTES", "--max-body-bytes",
             whole_number(1024, 1 << 30), 1 << 20),
     Setting("grace_seconds", "GAMEAI_GRACE_SECONDS", "--grace-seconds", seconds(0, 600), 10.0),

@@ -29,14 +29,14 @@ from dataclasses import dataclass, replace
 from gameai.games import State, TooLarge
 from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue
-from gameai.service import core
+from gameai.service import core, search
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest
 from gameai.service.exact import ExactPlay
 from gameai.service.lanes import BACKGROUND, INTERACTIVE, LANES, Lanes
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
-from gameai.service.session import ModelSession
+from gameai.service.session import ModelSession, rounded
 
 DEFAULT_TIME_MS = 10_000  # the solver's budget for a stream that gives none
 FIRST_SLICE_SECONDS = 0.05
@@ -72,6 +72,7 @@ class Update:
     distance: int | None = None
     reason: str = ""  # done: why it stopped
     board: str | None = None  # the position, when the request gave moves
+    model_nodes: int | None = None  # with a node budget: the model's nodes so far
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Analysis:
     time_ms: int
     lane: str
     board: str | None
+    nodes: int | None = None  # the model phase's node budget (None: its depths only)
     shared: ExactPlay | None = None  # the shared table of proved positions, read and written
 
     def updates(self) -> Generator[Update, None, None]:
@@ -93,11 +95,18 @@ class Analysis:
         text, side = f"{self.state}", self.state.to_move
         last: Update | None = None
         evaluation: Evaluation | None = None
+        spent: int | None = None if self.nodes is None else 0
         for depth in self.depths:
-            evaluation = self.session.position(text, side, depth).evaluation
+            if spent is None or depth is None:
+                evaluation = self.session.position(text, side, depth).evaluation
+            else:
+                found = self._within(depth, spent)
+                if found is None:
+                    break  # the node budget ends the model phase; the answer stands
+                evaluation, spent = found
             moves = tuple(Bound(m) for m in evaluation.moves)
             last = Update("model", name, self.session.version, side, moves[0], moves,
-                          _ms(started), depth=depth, board=self.board)
+                          _ms(started), depth=depth, board=self.board, model_nodes=spent)
             yield last
         assert evaluation is not None and last is not None
         reason = "the model's values only (time_ms 0)"
@@ -137,20 +146,37 @@ class Analysis:
         yield replace(last, phase="done", elapsed_ms=_ms(started), reason=reason)
 
 
+    def _within(self, depth: int, spent: int) -> tuple[Evaluation, int] | None:
+        """The model's search ``depth`` deep within what is left of the node budget, and
+        the nodes spent so far; None once the budget cannot pay for it (depth 0 always
+        can: the first step is never empty)."""
+        assert self.nodes is not None
+        left = self.nodes - spent
+        if left <= 0 and depth > 0:
+            return None
+        e, used = self.session.model.search_counted(self.state, depth,
+                                                    nodes=left if depth > 0 else None)
+        if e is None:
+            return None
+        return rounded(e), spent + used
+
+
 def open_analysis(registry: Registry, *, game: str, board: str = "", model: str = "",
                   client_id: str = "", to_move: str = "", moves: object = None,
                   depth: object = None, time_ms: object = None, priority: object = "",
-                  max_depth: int = core.MAX_DEPTH, max_time_ms: int = 30_000) -> Analysis:
+                  nodes: object = None, max_depth: int = search.MAX_DEPTH,
+                  max_time_ms: int = 30_000, max_nodes: int = search.MAX_NODES) -> Analysis:
     """Check a streamed analysis' request: game, model, position, depth, the solver's
-    ``time_ms`` (at most ``max_time_ms``) and the ``priority`` (``interactive``, the
-    default, or ``background``).
+    ``time_ms`` (at most ``max_time_ms``), the ``priority`` (``interactive``, the default,
+    or ``background``) and the model phase's ``nodes`` (capped at ``max_nodes``: its
+    depths stop before one that would pass them).
 
     Raises:
         The named errors of :func:`gameai.service.core.analyze`, and InvalidRequest for a
         bad time_ms or priority.
     """
     session = core._pick(registry, game, model, client_id)
-    searched = core._depth(session, depth, max_depth)
+    searched = search.check_depth(session, depth, max_depth)
     budget = _time_ms(time_ms, max_time_ms)
     lane = _priority(priority)
     answer, position = core._position(session, board, to_move, moves, searched)
@@ -158,7 +184,10 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
     state = session.model.game.parse(text, to_move=side)
     depths: list[int | None] = ([None] if searched is None
                                 else list(range(min(1, searched), searched + 1)))
-    return Analysis(session, state, depths, budget, lane, position, registry.exact)
+    bound = search.check_bound(nodes, "nodes", max_nodes)
+    if bound is not None and depths[0] is not None and depths[0] > 0:
+        depths.insert(0, 0)  # depth 0 always finishes: a budget never leaves no answer
+    return Analysis(session, state, depths, budget, lane, position, bound, registry.exact)
 
 
 def _time_ms(value: object, most: int) -> int:

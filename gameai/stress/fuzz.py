@@ -59,6 +59,8 @@ client_ids = mostly(st.sampled_from(["", "player-1", "player-2"]), st.text(max_s
                     not_text)
 aliases = mostly(st.sampled_from(["production", "canary", "staging"]),
                  st.text(max_size=70), not_text)
+# top, nodes and time_ms: unset or small most of the time, then any number or no number
+counts = mostly(st.none() | st.integers(1, 12), st.integers(), not_text)
 
 
 class Unexpected(AssertionError):
@@ -99,6 +101,19 @@ def fuzz_core(registry: Registry, *, examples: int = 200, admin: bool = True) ->
             assert answer.version >= 1
 
     @options
+    @given(games, boards, models, st.sampled_from(["best_move", "evaluate"]), counts, counts,
+           counts)
+    def asking_more(game: Any, board: Any, model: Any, method: str, top: Any, nodes: Any,
+                    time_ms: Any) -> None:
+        answer = _expect_named(lambda: getattr(core, method)(
+            registry, game=game, board=board, model=model, top=top, nodes=nodes,
+            time_ms=time_ms), outcomes)
+        if answer is not None and top is not None:
+            assert answer.top is not None and 1 <= len(answer.top) <= top
+            assert all(t.line[0] == t.move for t in answer.top)
+            assert answer.search is not None
+
+    @options
     @given(positions | shaped_board, st.sampled_from(["", "production", "canary", "1", "2"]),
            st.text(max_size=30))
     def plausible(board: str, model: str, client_id: str) -> None:
@@ -112,14 +127,15 @@ def fuzz_core(registry: Registry, *, examples: int = 200, admin: bool = True) ->
 
     @options
     @given(games, mostly(st.lists(boards, max_size=12), not_text), models, client_ids,
-           st.integers(0, 10), st.booleans())
+           st.integers(0, 10), st.booleans(), counts, counts)
     def batch(game: Any, texts: Any, model: Any, client_id: Any, limit: int,
-              include: bool) -> None:
+              include: bool, nodes: Any, time_ms: Any) -> None:
         if not isinstance(texts, list | tuple | str | bytes):
             texts = [texts]
         answer = _expect_named(lambda: core.evaluate_batch(
             registry, game=game, boards=texts, model=model, client_id=client_id,
-            max_batch=limit, include_move_values=include), outcomes)
+            max_batch=limit, include_move_values=include, nodes=nodes, time_ms=time_ms),
+            outcomes)
         if answer is not None:
             assert len(answer.values) == len(texts) <= limit
             assert answer.version in versions or answer.version >= 1
@@ -149,7 +165,7 @@ def fuzz_core(registry: Registry, *, examples: int = 200, admin: bool = True) ->
         _expect_named(lambda: core.set_canary(registry, game=game, version=version,
                                               weight=weight, by="fuzz"), outcomes)
 
-    properties = [plausible, one_board, batch, parsing, model_reads]
+    properties = [plausible, one_board, asking_more, batch, parsing, model_reads]
     if admin:
         properties.append(admin_changes)
     for prop in properties:

@@ -442,3 +442,27 @@ def test_a_search_within_a_budget_stops_at_the_deepest_finished_depth():
     assert cut.nodes < nodes
     none, zero = model.search_within(board, 4, seconds=0.0)
     assert zero.depth == 0 and none == model.search(board, 0)
+
+
+def test_a_search_without_a_budget_is_one_search_at_its_depth():
+    """No node or time budget: the one search at the depth asked, its nodes counted
+    (deepening from 0 would cost the shallower depths' nodes for the same answer)."""
+    model = _model("connect-four", tuples=8, length=6)
+    board = get_game("connect-four").parse_moves("4453")
+    answer, report = model.search_within(board, 3)
+    assert answer == model.search(board, 3)
+    _, deepened = model.search_within(board, 3, nodes=10 ** 9)
+    assert deepened.depth == 3 and deepened.complete
+    assert 0 < report.nodes < deepened.nodes  # the budgeted one searched depths 0-2 first
+
+
+def test_a_search_that_sees_every_line_end_is_exact():
+    """Values are the game's outcomes only where the search reaches a full board on every
+    line: 3 empty cells, depth 2 sees the end (3 plies), depth 1 does not."""
+    model = _model("tictactoe")
+    board = get_game("tictactoe").parse("XOX|XOO|---")
+    _, deep = model.search_within(board, 2)
+    _, shallow = model.search_within(board, 1)
+    _, cut = model.search_within(board, 2, nodes=1)
+    assert deep.exact and not shallow.exact
+    assert not cut.complete and not cut.exact

@@ -3,10 +3,12 @@ the ``grpcurl`` request through the Python client, and every answer the page sho
 compared with the live one, so the page cannot drift from what the server says.
 
 The page's store: tictactoe versions 1-5 (the solver's perfect model), production at 3;
-the admin token in ``$TOKEN``. An answer is shown as ``#`` lines under its command; they
-are joined without the ``# `` and the indentation, and compared as JSON, where the string
-``"..."`` stands for any string (a timestamp) or whole number (a time taken); a stream of
-Server-Sent Events is shown as ``event: NAME`` lines, each followed by its data.
+three-mens-morris version 1 (its solver's model); connect-four version 1 (a small n-tuple
+network of seeded random weights: a model that searches); the admin token in ``$TOKEN``.
+An answer is shown as ``#`` lines under its command; they are joined without the ``# ``
+and the indentation, and compared as JSON, where the string ``"..."`` stands for any
+string (a timestamp) or whole number (a time taken); a stream of Server-Sent Events is
+shown as ``event: NAME`` lines, each followed by its data.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 from google.protobuf import json_format
 
@@ -30,7 +33,15 @@ from gameai.models.oracle import solver_model
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.service.rest.engine import sse_lines
 from gameai.store import ModelStore, RedisServer
-from tests.service.conftest import ADMIN_TOKEN, RunningServer, new_store, settings, variant
+from tests.service.conftest import (
+    ADMIN_TOKEN,
+    RunningServer,
+    new_store,
+    random_ntuple,
+    settings,
+    variant,
+)
+from tests.service.test_rollout import wait_until
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 HOST = "localhost:8000"
@@ -98,7 +109,13 @@ def page_server(redis_server: RedisServer, perfect: TableModel) -> Iterator[Runn
     morris = store.publish(solver_model(get_game("three-mens-morris")).to_bytes(), by="docs")
     store.set_alias(game="three-mens-morris", alias="production", version=morris.version,
                     by="docs")
-    running = RunningServer(settings(store, games=("tictactoe", "three-mens-morris")), store)
+    network = store.publish(random_ntuple("connect-four").to_bytes(), by="docs")
+    store.set_alias(game="connect-four", alias="production", version=network.version,
+                    by="docs")
+    running = RunningServer(settings(store, games=("tictactoe", "three-mens-morris",
+                                                   "connect-four")), store)
+    # warming compiles the network's search, which may outlast the server's own wait
+    wait_until(lambda: httpx.get(f"{running.http}/readyz").status_code == 200, timeout=60)
     yield running
     running.stop()
     store.close()

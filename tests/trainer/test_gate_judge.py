@@ -243,8 +243,8 @@ def test_the_judge_says_what_it_plays_as_it_goes(ttt):
     GateJudge(ttt, games=3, seed=1, matches=True).measures(
         model, evaluate(model, random_games=10), progress=heard.append)
     assert len(heard) == 4 * 3  # four matches of three games
-    assert heard[0] == "judging: match 1 of 4 (vs_perfect_as_x), game 1 of 3"
-    assert heard[-1] == "judging: match 4 of 4 (vs_noisy_0.3_as_o), game 3 of 3"
+    assert heard[0] == "judging: game 1 of 12 (4 matches; vs_perfect_as_x, local)"
+    assert heard[-1] == "judging: game 12 of 12 (4 matches; vs_noisy_0.3_as_o, local)"
 
 
 def _score(name, wins, draws, losses):

@@ -186,3 +186,54 @@ def test_the_head_going_away_stops_the_run_with_the_last_model(tmp_path):
         # the weights last pulled: a whole round, at or after the last checkpoint written
         # (under load the next round can finish before its checkpoint is judged and kept)
         assert load_model(out.read_bytes()).info.games_played >= max(checkpoints)
+
+
+# -- the judge's work as Ray tasks (issue 24, point 2) ----------------------------------------
+
+def _small_network() -> Any:
+    learner = make_learner(get_game("tictactoe"), "ntuple", seed=3,
+                           params={"tuples": "2", "length": "3"})
+    learner.play(30)
+    return learner.export()
+
+
+def test_the_gates_matches_as_ray_tasks_give_the_local_figures(cluster):
+    """The gates' matches, cut into seeded chunks, played as Ray tasks on the two nodes:
+    the same measures as in this process, and the answers the tasks' searched opponents
+    proved come back to the driver's book (the next model meets them without a search)."""
+    from gameai.trainer.evaluation.calibrate import SearchPlayer
+    from gameai.trainer.evaluation.evaluate import evaluate
+    from gameai.trainer.evaluation.judge import GateJudge, Opponents
+    from gameai.trainer.evaluation.spread import RayTasks
+
+    game = get_game("tictactoe")
+    model = _small_network()
+    report = evaluate(model, random_games=10)
+
+    def judge(runner: Any) -> GateJudge:  # the searched opponent, as past the tables
+        opponents = Opponents(game, 10.0, perfect=SearchPlayer(game, time_limit=10.0))
+        return GateJudge(game, games=60, seed=1, matches=True, runner=runner,
+                         opponents=opponents)
+
+    here = judge(None).measures(model, report)
+    remote = judge(RayTasks())
+    there = remote.measures(model, report)
+    assert (here["runner"], there["runner"]) == ("local", "ray")
+    assert there["measures"] == here["measures"]
+    assert there["opponent_moves"] == here["opponent_moves"] > 0
+    book = remote.opponents.perfect.book
+    assert len(book) > 0 and book.misses == 0  # proved by the tasks, none searched here
+    again = remote.measures(model, report)
+    assert again["measures"] == here["measures"] and book.misses == 0
+
+
+def test_benchmark_positions_labelled_as_ray_tasks_match_the_local_labels(cluster):
+    from gameai.trainer.evaluation.judge import stage_positions
+    from gameai.trainer.evaluation.spread import LABELS, Here, RayTasks
+
+    game = get_game("tictactoe")
+    states = [s for stage in stage_positions(game, 20, seed=4).values() for s in stage]
+    assert len(states) > LABELS  # more than one task
+    local = Here().label(game, states, 10.0)
+    assert RayTasks().label(game, states, 10.0) == local
+    assert all(rank is not None for rank in local)

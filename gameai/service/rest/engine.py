@@ -16,7 +16,7 @@ from gameai.service import review as reviews
 from gameai.service.errors import ServiceError, classify
 from gameai.service.rest.bodies import DOCUMENTED, body_schema, json_body, move_fields
 from gameai.service.rest.deps import runtime_of
-from gameai.service.rest.render import answer, move_value, to_json
+from gameai.service.rest.render import add_search, answer, move_value, to_json
 from gameai.service.rest.schema import (
     ANALYZE_ERRORS,
     REVIEW_ERRORS,
@@ -45,7 +45,9 @@ async def review(request: Request) -> Response:
         reviews.review, runtime.registry, game=game, moves=body.get("moves"),
         actions=body.get("actions"), model=body.get("model", ""),
         client_id=body.get("client_id", ""), depth=body.get("depth"),
-        solve_ms=body.get("solve_ms"), max_depth=s.max_depth, max_solve_ms=s.max_solve_ms)
+        solve_ms=body.get("solve_ms"), nodes=body.get("nodes"), time_ms=body.get("time_ms"),
+        max_depth=s.max_depth, max_solve_ms=s.max_solve_ms, max_nodes=s.max_nodes,
+        max_time_ms=s.max_time_ms)
     return answer(request, "Review", a.game, review_json(a), a.version)
 
 
@@ -62,10 +64,11 @@ _STREAM_DOC = {
              responses=_STREAM_DOC, response_class=StreamingResponse)
 async def analyze_stream(request: Request) -> Response:
     runtime = runtime_of(request)
-    fields = await move_fields(request, "AnalyzeStream", ("depth", "time_ms", "priority"))
+    fields = await move_fields(request, "AnalyzeStream",
+                               ("depth", "time_ms", "priority", "nodes"))
     s = runtime.settings
     job = open_analysis(runtime.registry, **fields, max_depth=s.max_depth,
-                        max_time_ms=s.max_solve_ms)
+                        max_time_ms=s.max_solve_ms, max_nodes=s.max_nodes)
     runtime.lanes.check(job.lane, field="priority")  # a 429 now, not after the first event
     request.scope["gameai"] = ("AnalyzeStream", job.session.model.game.name,
                                job.session.version)
@@ -97,6 +100,8 @@ def review_json(a: reviews.ReviewAnswer) -> dict[str, Any]:
             ply["exact"] = {"before": e.before, "distance_before": e.distance_before,
                             "after": e.after, "distance_after": e.distance_after,
                             "optimal": e.optimal}
+        if p.depth is not None:
+            ply["depth"] = p.depth
         plies.append(ply)
     body: dict[str, Any] = {
         "game": a.game, "model_version": a.version, "result": a.result,
@@ -106,6 +111,7 @@ def review_json(a: reviews.ReviewAnswer) -> dict[str, Any]:
                   for s in a.sides]}
     if a.depth is not None:
         body["depth"] = a.depth
+    add_search(body, None, a.search)
     return body
 
 
@@ -123,7 +129,7 @@ def update_json(u: Update) -> dict[str, Any]:
         "phase": u.phase, "game": u.game, "model_version": u.version, "to_move": u.to_move,
         "best": bound_json(u.best), "moves": [bound_json(b) for b in u.moves],
         "elapsed_ms": u.elapsed_ms, "nodes": u.nodes, "proved": u.proved}
-    for name in ("depth", "outcome", "distance", "board"):
+    for name in ("depth", "outcome", "distance", "board", "model_nodes"):
         value = getattr(u, name)
         if value is not None:
             body[name] = value

@@ -7,6 +7,8 @@ in a thread)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -16,13 +18,21 @@ from gameai.service import core
 from gameai.service.calibration import level_entries, measured_how
 from gameai.service.rest.bodies import body_schema, json_body, move_fields
 from gameai.service.rest.deps import runtime_of
-from gameai.service.rest.render import analysis_json, answer, batch_answer, move_json, move_value
+from gameai.service.rest.render import (
+    add_search,
+    analysis_json,
+    answer,
+    batch_answer,
+    move_json,
+    move_value,
+)
 from gameai.service.rest.schema import (
     ANALYZE_ERRORS,
     BATCH_ERRORS,
     MODEL_ERRORS,
     MOVE_ERRORS,
     AnalyzeOut,
+    AnalyzeRequest,
     BatchOut,
     BatchRequest,
     BestMoveOut,
@@ -32,21 +42,23 @@ from gameai.service.rest.schema import (
     Game,
     LevelsOut,
 )
+from gameai.service.runtime import Runtime
 
 router = APIRouter(tags=["moves"])
+T = TypeVar("T")
 
 
 @router.post("/v1/games/{game}/best-move", response_model=BestMoveOut,
              openapi_extra=body_schema(BestMoveRequest), responses=MOVE_ERRORS)
 async def best_move(request: Request) -> Response:
     runtime = runtime_of(request)
-    a = core.best_move(runtime.registry, **await move_fields(request, "BestMove",
-                                                             ("level", "seed", "depth")),
-                       max_depth=runtime.settings.max_depth)
+    fields = await move_fields(request, "BestMove", ("level", "seed", "depth", *SEARCH))
+    a = await _run(runtime, fields, core.best_move)
     body = {"game": a.game, "model_version": a.version, "move": move_json(a.move),
             "value": a.value, "level": a.level, "exact": a.exact}
     if a.depth is not None:
         body["depth"] = a.depth
+    add_search(body, a.top, a.search)
     return answer(request, "BestMove", a.game, body, a.version)
 
 
@@ -54,8 +66,8 @@ async def best_move(request: Request) -> Response:
              openapi_extra=body_schema(EvaluateRequest), responses=MOVE_ERRORS)
 async def evaluate(request: Request) -> Response:
     runtime = runtime_of(request)
-    a = core.evaluate(runtime.registry, **await move_fields(request, "Evaluate", ("depth",)),
-                      max_depth=runtime.settings.max_depth)
+    fields = await move_fields(request, "Evaluate", ("depth", *SEARCH))
+    a = await _run(runtime, fields, core.evaluate)
     e = a.evaluation
     body = {"game": a.game, "model_version": a.version, "to_move": e.to_move,
             "value": e.value, "moves": [move_value(m) for m in e.moves]}
@@ -63,16 +75,35 @@ async def evaluate(request: Request) -> Response:
         body["board"] = a.board
     if a.depth is not None:
         body["depth"] = a.depth
+    add_search(body, a.top, a.search)
     return answer(request, "Evaluate", a.game, body, a.version)
 
 
+SEARCH = ("top", "nodes", "time_ms")  # the fields of a query that may take long
+
+
+async def _run(runtime: Runtime, fields: dict[str, Any], query: Callable[..., T]) -> T:
+    """A one-position query with the server's limits: at once on the event loop (an answer
+    takes microseconds), or, when it asks for top moves or gives a budget (lines, the
+    solver, a search that may take the budget), in a thread of the interactive lane."""
+    s = runtime.settings
+    limits = {"max_depth": s.max_depth, "max_nodes": s.max_nodes,
+              "max_time_ms": s.max_time_ms}
+    if any(name in fields for name in SEARCH):
+        result: T = await runtime.run_interactive(query, runtime.registry, **fields, **limits)
+        return result
+    return query(runtime.registry, **fields, **limits)
+
+
 @router.post("/v1/games/{game}/analyze", response_model=AnalyzeOut,
-             openapi_extra=body_schema(EvaluateRequest), responses=ANALYZE_ERRORS)
+             openapi_extra=body_schema(AnalyzeRequest), responses=ANALYZE_ERRORS)
 async def analyze(request: Request) -> Response:
     runtime = runtime_of(request)
-    fields = await move_fields(request, "Analyze", ("depth",))
+    fields = await move_fields(request, "Analyze", ("depth", "nodes", "time_ms"))
+    s = runtime.settings
     a = await runtime.run_interactive(core.analyze, runtime.registry, **fields,  # may solve
-                                      max_depth=runtime.settings.max_depth)
+                                      max_depth=s.max_depth, max_nodes=s.max_nodes,
+                                      max_time_ms=s.max_time_ms)
     return answer(request, "Analyze", a.game, analysis_json(a), a.version)
 
 
@@ -96,8 +127,9 @@ async def evaluate_batch(request: Request) -> Response:
     request.scope["gameai"] = ("EvaluateBatch", game, None)
     async with runtime.batch_lane():  # the body is read only once it is our turn
         body = await json_body(request, required=("boards",))
+        s = runtime.settings
         content, name, version = await asyncio.to_thread(
-            batch_answer, runtime.registry, game, body, runtime.settings.max_batch,
-            runtime.settings.max_depth)
+            batch_answer, runtime.registry, game, body, s.max_batch, max_depth=s.max_depth,
+            max_nodes=s.max_nodes, max_time_ms=s.max_time_ms)
     request.scope["gameai"] = ("EvaluateBatch", name, version)
     return Response(content, media_type="application/json")

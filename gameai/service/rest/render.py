@@ -14,6 +14,8 @@ from gameai.models import MoveValue
 from gameai.service import core
 from gameai.service.errors import InvalidRequest
 from gameai.service.registry import Registry
+from gameai.service.search import SearchUsed
+from gameai.service.top import TopMove
 
 # JSONResponse's encoding (compact, UTF-8, no NaN) with one encoder built once rather than
 # one per response.
@@ -49,6 +51,34 @@ def move_value(m: MoveValue) -> dict[str, Any]:
     return out
 
 
+def add_search(body: dict[str, Any], ranked: tuple[TopMove, ...] | None,
+               used: SearchUsed | None) -> None:
+    """Add a query's ``top`` moves and its ``search`` report to its answer, where it has
+    them (an answer that asked for neither, of a model that does not search, is as it
+    always was)."""
+    if ranked is not None:
+        body["top"] = [top_json(t) for t in ranked]
+    if used is not None:
+        body["search"] = search_json(used)
+
+
+def top_json(t: TopMove) -> dict[str, Any]:
+    """One of the best moves: its value, its exact figures where proved, and its line."""
+    out = move_value(t.move)
+    if t.outcome is not None:
+        out["outcome"], out["distance"] = t.outcome, t.distance
+    out["line"] = [move_json(m) for m in t.line]
+    return out
+
+
+def search_json(used: SearchUsed) -> dict[str, Any]:
+    """What a query's search used, and the limits it ran under (null: none given)."""
+    b = used.budget
+    return {"depth": used.depth, "nodes": used.nodes, "time_us": used.time_us,
+            "complete": used.complete, "exact": used.exact,
+            "limits": {"depth": b.depth, "nodes": b.nodes, "time_ms": b.time_ms}}
+
+
 def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
     h = a.analysis
     moves = []
@@ -68,13 +98,15 @@ def analysis_json(a: core.AnalyzeAnswer) -> dict[str, Any]:
         body["depth"] = a.depth
     if a.board is not None:
         body["board"] = a.board
+    add_search(body, None, a.search)
     return body
 
 
 def batch_answer(registry: Registry, game: str, body: dict[str, Any],
-                 max_batch: int, max_depth: int = core.MAX_DEPTH) -> tuple[bytes, str, int]:
+                 max_batch: int, **limits: int) -> tuple[bytes, str, int]:
     """The JSON bytes answering a batch request, its game and its version (run in a
-    thread: a 10,000-board answer takes milliseconds to compute and to render)."""
+    thread: a 10,000-board answer takes milliseconds to compute and to render);
+    ``limits``: the server's ``max_depth``, ``max_nodes`` and ``max_time_ms``."""
     boards, include = body["boards"], body.get("include_move_values", False)
     if not isinstance(boards, list):
         raise InvalidRequest("must be a list of boards", field="boards")
@@ -83,7 +115,8 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
     a = core.evaluate_batch(registry, game=game, boards=boards, model=body.get("model", ""),
                             client_id=body.get("client_id", ""), max_batch=max_batch,
                             include_move_values=include, to_move=body.get("to_move", ""),
-                            depth=body.get("depth"), max_depth=max_depth)
+                            depth=body.get("depth"), nodes=body.get("nodes"),
+                            time_ms=body.get("time_ms"), **limits)
     cols = a.game.cols
     best = a.best_to if a.moves_pieces else a.best
     out: dict[str, Any] = {
@@ -95,6 +128,7 @@ def batch_answer(registry: Registry, game: str, body: dict[str, Any],
         out["actions"] = a.game.num_actions
     if a.depth is not None:
         out["depth"] = a.depth
+    add_search(out, None, a.search)
     if a.move_values is not None:
         out["move_values"] = [[None if x != x else x for x in row]
                               for row in a.move_values.tolist()]

@@ -77,7 +77,35 @@ class MoveRequest(BaseModel):
     client_id: str = Field("", description="keys the sticky canary split")
 
 
-class BestMoveRequest(MoveRequest):
+_NODES = ("a node budget for the search of a model that searches: it deepens one ply at a "
+          "time up to depth (left out: the server's GAMEAI_MAX_DEPTH) while the budget "
+          "lasts, and the deepest depth finished answers. Capped at the server's "
+          "GAMEAI_MAX_NODES (the answer's search.limits says what applied). A model that "
+          "does not search answers by its values")
+_TIME_MS = ("a time budget in milliseconds, as nodes (either or both); capped at the "
+            "server's GAMEAI_MAX_TIME_MS")
+_TOP = ("also the model's top best moves (1 to 10) in order, each with its value, its exact "
+        "outcome and distance where the solver proves the position, and its line")
+
+
+class SearchedRequest(MoveRequest):
+    depth: int | None = Field(None, ge=0, examples=[2], description=_DEPTH)
+    nodes: int | SkipJsonSchema[None] = Field(None, ge=1, examples=[100000],
+                                              description=_NODES)
+    time_ms: int | SkipJsonSchema[None] = Field(None, ge=1, examples=[50],
+                                                description=_TIME_MS)
+
+
+class AnalyzeRequest(SearchedRequest):
+    pass
+
+
+class EvaluateRequest(SearchedRequest):
+    top: int | SkipJsonSchema[None] = Field(None, ge=1, le=10, examples=[3],
+                                            description=_TOP)
+
+
+class BestMoveRequest(EvaluateRequest):
     level: LevelName = Field(LevelName.best, examples=["casual"], description="the level "
                              "of play: beginner, casual, strong or best (the model's best "
                              "move; the default); docs/levels.md has each level's policy "
@@ -85,11 +113,6 @@ class BestMoveRequest(MoveRequest):
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="makes the level's "
                              "choices repeatable: the same seed, level and position, the "
                              "same move; without one they differ from game to game")
-    depth: int | None = Field(None, ge=0, examples=[2], description=_DEPTH)
-
-
-class EvaluateRequest(MoveRequest):
-    depth: int | None = Field(None, ge=0, examples=[2], description=_DEPTH)
 
 
 class BatchRequest(BaseModel):
@@ -106,6 +129,14 @@ class BatchRequest(BaseModel):
         "server's GAMEAI_MAX_DEPTH, and then at most a tenth of GAMEAI_MAX_BATCH boards. "
         "Left out: the network's own values, no search (unlike evaluate, whose default is "
         "the game's depth). A model that does not search refuses it")
+    nodes: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a node budget for the whole batch: every board is searched "
+        "one ply deeper at a time from 0, up to depth (left out: GAMEAI_MAX_DEPTH), while "
+        "it lasts; the deepest depth finished for every board answers. Capped at "
+        "GAMEAI_MAX_NODES; then at most a tenth of GAMEAI_MAX_BATCH boards")
+    time_ms: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a time budget for the whole batch, as nodes; capped at "
+        "GAMEAI_MAX_TIME_MS")
 
 
 class AliasRequest(BaseModel):
@@ -137,6 +168,45 @@ class MoveValueOut(MoveOut):
                           "value for this move: value is then 0 as a stand-in, never a draw")
 
 
+class SearchLimitsOut(BaseModel):
+    depth: int | None = Field(description="the deepest the search could go (null: the model "
+                              "does not search)")
+    nodes: int | None = Field(description="the node budget that applied (null: none given)")
+    time_ms: int | None = Field(description="the time budget that applied (null: none given)")
+
+
+class SearchOut(BaseModel):
+    """What the query's search used (KataGo's and UCI's report)."""
+
+    depth: int | None = Field(description="the depth the search finished (null: the model "
+                              "does not search)")
+    nodes: int = Field(description="nodes the search took")
+    time_us: int = Field(description="the query's work in microseconds: search, lines and "
+                         "solver (a repeated query may be answered from the server's cache: "
+                         "the figures are then those of the search that made it)")
+    complete: bool = Field(description="whether the search finished the depth it could go "
+                           "to (false: the budget stopped it)")
+    exact: bool = Field(description="whether the values are proved: the solver proved the "
+                        "position, or the search saw the end of every line")
+    limits: SearchLimitsOut
+
+
+class TopMoveOut(MoveValueOut):
+    outcome: Outcome | None = Field(None, description="where the solver proved the position: "
+                                    "win, draw or loss for the player making the move")
+    distance: int | None = Field(None, description="with outcome: plies to the end under "
+                                 "perfect play, this move included")
+    line: list[MoveOut] = Field(description="the move and what the model expects after it: "
+                                "for a model that searches, the line its search valued the "
+                                "move by (depth + 1 moves at most); otherwise its best move "
+                                "for each side in turn to the end (60 plies at most)")
+
+
+_TOP_OUT = "with top: the best moves, best first"
+_SEARCH_OUT = ("what the search used: present when the request gave depth, nodes, time_ms "
+               "or top")
+
+
 class BestMoveOut(BaseModel):
     game: str
     model_version: int
@@ -145,6 +215,9 @@ class BestMoveOut(BaseModel):
                          "the position's value)")
     level: LevelName = Field(description="the level that chose the move")
     depth: int | None = Field(None, description="the search's depth (models that search)")
+    top: list[TopMoveOut] | None = Field(None, description=_TOP_OUT + " (the move played "
+                                         "may be another, at a level that draws)")
+    search: SearchOut | None = Field(None, description=_SEARCH_OUT)
     exact: bool = Field(False, description="true when the move is optimal by the solver's "
                         "proof (level best, where the game has a solver budget: "
                         "docs/levels.md); false when it is the network's move")
@@ -159,6 +232,8 @@ class EvaluateOut(BaseModel):
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
     depth: int | None = Field(None, description="the search's depth (models that search)")
+    top: list[TopMoveOut] | None = Field(None, description=_TOP_OUT)
+    search: SearchOut | None = Field(None, description=_SEARCH_OUT)
 
 
 class HintOut(MoveValueOut):
@@ -187,6 +262,8 @@ class AnalyzeOut(BaseModel):
     board: str | None = Field(None, description="the position answered, when the request "
                               "gave moves")
     depth: int | None = Field(None, description="the search's depth (models that search)")
+    search: SearchOut | None = Field(None, description=_SEARCH_OUT + " (exact also when the "
+                                     "solver proved the position)")
 
 
 class LevelOut(BaseModel):
@@ -239,6 +316,8 @@ class BatchOut(BaseModel):
                                 "in move_values")
     depth: int | None = Field(None, description="the search's depth, when the request gave "
                               "one")
+    search: SearchOut | None = Field(None, description="what the batch's search used, when "
+                                     "the request gave depth, nodes or time_ms")
 
 
 class Judgment(StrEnum):
@@ -270,6 +349,13 @@ class ReviewRequest(BaseModel):
         None, ge=0, examples=[100], description="milliseconds the exact solver may spend on "
         "the whole review, from the last ply back (at most the server's "
         "GAMEAI_MAX_SOLVE_MS); left out: 100; 0: no exact figures")
+    nodes: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a node budget for the model's search over the whole game: "
+        "the plies still to search share what is left evenly, each deepening up to depth "
+        "(left out: GAMEAI_MAX_DEPTH) within its share; capped at GAMEAI_MAX_NODES")
+    time_ms: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a time budget for the model's search over the whole game, "
+        "as nodes; capped at GAMEAI_MAX_TIME_MS")
 
 
 class ExactOut(BaseModel):
@@ -292,6 +378,8 @@ class ReviewedPlyOut(BaseModel):
     judgment: Judgment
     exact: ExactOut | None = Field(None, description="where the solver proved the position "
                                    "within the budget")
+    depth: int | None = Field(None, description="with a node or time budget: the depth this "
+                              "ply's values come from")
 
 
 class SideSummaryOut(BaseModel):
@@ -317,6 +405,10 @@ class ReviewOut(BaseModel):
     proved: int = Field(description="plies with exact figures")
     plies: list[ReviewedPlyOut]
     sides: list[SideSummaryOut]
+    search: SearchOut | None = Field(None, description="with a node or time budget, what the "
+                                     "search used: depth is the shallowest any ply finished, "
+                                     "nodes and time_us the whole review's; exact when every "
+                                     "ply is proved")
 
 
 class Priority(StrEnum):
@@ -334,6 +426,10 @@ class StreamRequest(MoveRequest):
     time_ms: int | SkipJsonSchema[None] = Field(
         None, ge=0, examples=[2000], description="milliseconds the solver may spend (at "
         "most GAMEAI_MAX_SOLVE_MS); left out: 10000; 0: the model's values only")
+    nodes: int | SkipJsonSchema[None] = Field(
+        None, ge=1, description="a node budget for the model phase (capped at "
+        "GAMEAI_MAX_NODES): from depth 0, each depth searched in full; a depth that would "
+        "pass it is abandoned and the phase ends there; left out: the depths only")
     priority: Priority = Field(Priority.interactive, description="background work waits "
                                "while interactive work waits")
 
@@ -374,6 +470,8 @@ class StreamUpdate(BaseModel):
     distance: int | None = None
     reason: str | None = Field(None, description="done: why it stopped")
     board: str | None = Field(None, description="the position, when the request gave moves")
+    model_nodes: int | None = Field(None, description="with a node budget: the nodes of "
+                                    "the model phase's depths finished so far")
 
 
 # What each Server-Sent Event of a stream is (schemathesis checks every event against it):

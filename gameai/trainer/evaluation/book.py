@@ -64,10 +64,15 @@ class Book:
             return found
         self.misses += 1
         moves = tuple(solve())
+        self._keep(ask, state.key, moves)
+        return moves
+
+    def _keep(self, ask: str, key: int, moves: tuple[int, ...]) -> None:
+        """Hold the answer and append it to the file."""
         with self._lock:
-            self._answers[(ask, state.key)] = moves
+            self._answers[(ask, key)] = moves
             if self.path is not None and self.unwritable is None:
-                line = {"game": self.game.name, "key": state.key, "ask": ask,
+                line = {"game": self.game.name, "key": key, "ask": ask,
                         "moves": list(moves)}
                 try:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +80,18 @@ class Book:
                         f.write(json.dumps(line) + "\n")
                 except OSError as e:
                     self.unwritable = f"{self.path}: {e.strerror or e}"
-        return moves
+
+    def items(self) -> list[tuple[tuple[str, int], tuple[int, ...]]]:
+        """Every ``((ask, key), moves)`` the book holds."""
+        with self._lock:
+            return list(self._answers.items())
+
+    def add(self, ask: str, key: int, moves: tuple[int, ...]) -> None:
+        """Keep an answer proved elsewhere (a Ray task's), written down like one proved
+        here; an answer the book holds already is kept as it is."""
+        if (ask, key) in self._answers:
+            return
+        self._keep(ask, key, tuple(moves))
 
     def _load(self, path: Path) -> None:
         actions = self.game.num_actions

@@ -114,6 +114,24 @@ class SearchPlayer(PerfectPlayer):
     def proved(self, state: State) -> bool:
         return state.key not in self._guessed
 
+    @property
+    def answers(self) -> dict[int, tuple[int, ...]]:
+        """Every answer played so far by position key, proved or guessed."""
+        return self._optimal
+
+    @property
+    def guessed_keys(self) -> set[int]:
+        """The positions whose answer was guessed from bounds."""
+        return self._guessed
+
+    def remember(self, guessed: dict[int, tuple[int, ...]]) -> None:
+        """Keep guessed answers made elsewhere (a Ray task's), so every later model meets
+        them here too; a position already answered keeps its answer."""
+        for key, moves in guessed.items():
+            if key not in self._optimal:
+                self._optimal[key] = tuple(moves)
+                self._guessed.add(key)
+
     def _best_bound(self, bounds: Sequence[MoveBounds]) -> int:
         """The move with the best proved lower bound, then upper bound, then nearest the
         board's centre (where the bounds say nothing, as in an opening: the centre is

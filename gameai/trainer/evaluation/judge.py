@@ -35,14 +35,15 @@ from gameai.trainer.evaluation.calibrate import (
     Z95,
     PerfectPlayer,
     Player,
+    SearchPlayer,
     perfect_player,
     play_game,
     wilson,
 )
+from gameai.trainer.evaluation.spread import Chunk, Here, Known, Runner, chunks
 
 NOISE = (0.1, 0.2, 0.3)
 STAGES = ("beginning", "middle", "end")
-_RANK = {"loss": 0, "draw": 1, "win": 2}
 
 
 def model_player(model: Model, depth: int | None) -> Player:
@@ -79,6 +80,16 @@ class NoisySolver:
                 found = self.perfect.optimal(state)
             self._safe[state.key] = found
         return found
+
+    @property
+    def answers(self) -> dict[int, tuple[int, ...]]:
+        """The safe moves found so far by position key."""
+        return self._safe
+
+    def remember(self, safe: dict[int, tuple[int, ...]]) -> None:
+        """Keep safe moves found elsewhere (a Ray task's); known positions keep theirs."""
+        for key, moves in safe.items():
+            self._safe.setdefault(key, tuple(moves))
 
     def __call__(self, state: State, rng: random.Random) -> int:
         if rng.random() < self.p:
@@ -145,22 +156,21 @@ def stage_positions(game: Game, per_stage: int, seed: int) -> dict[str, list[Sta
 
 
 def error_rates(game: Game, policies: dict[str, Player], positions: dict[str, list[State]],
-                time_limit: float, progress: Callable[[], None] | None = None
-                ) -> dict[str, Any]:
-    """Per policy and stage: errors among the positions the solver settled."""
+                time_limit: float, progress: Callable[[], None] | None = None,
+                runner: Runner | None = None) -> dict[str, Any]:
+    """Per policy and stage: errors among the positions the solver settled; the solver's
+    labels made by ``runner`` (this process by default, or Ray tasks on a cluster)."""
     rng = random.Random(0)
     counts = {name: {s: [0, 0] for s in positions} for name in policies}
     unsettled = dict.fromkeys(positions, 0)
     for stage, states in positions.items():
-        for state in states:
+        labels = (runner or Here()).label(game, states, time_limit)
+        for state, rank in zip(states, labels, strict=True):
             if progress is not None:
                 progress()
-            try:
-                solution = game.solve(state, time_limit=time_limit)
-            except SearchTimeout:
+            if rank is None:
                 unsettled[stage] += 1
                 continue
-            rank = {m.move: _RANK[m.outcome] for m in solution.moves}
             top = max(rank.values())
             for name, player in policies.items():
                 counts[name][stage][1] += 1
@@ -179,12 +189,14 @@ def error_rates(game: Game, policies: dict[str, Player], positions: dict[str, li
 def judge(model: Model, *, depths: list[int | None], games: int = 500,
           noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
           time_limit: float = 2.0, book: Book | None = None, show_progress: bool = False,
-          progress: Callable[[str], None] = print) -> dict[str, Any]:
+          progress: Callable[[str], None] = print, runner: Runner | None = None
+          ) -> dict[str, Any]:
     """Every figure of the module docstring for each policy (``None``: the network alone).
 
     ``book`` keeps the searched opponents' proved answers (on disk, when it has a path), so
     a later judgement, of this model or another, does not pay for them again;
-    ``show_progress`` draws a bar of the games played with their rate and ETA."""
+    ``show_progress`` draws a bar of the games played with their rate and ETA; ``runner``
+    labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`)."""
     from gameai.trainer.progress import Progress
 
     game = model.game
@@ -219,7 +231,7 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     report["errors"] = None  # per_stage 0: none (Connect Four's are its benchmark classes)
     if per_stage:
         positions = stage_positions(game, per_stage, seed)
-        report["errors"] = error_rates(game, players, positions, time_limit)
+        report["errors"] = error_rates(game, players, positions, time_limit, runner=runner)
         for name, stages in report["errors"]["policies"].items():
             progress(f"{name}: error rate " + ", ".join(
                 f"{s} {100 * v['rate']:.1f}% of {v['positions']}" for s, v in stages.items()))
@@ -234,7 +246,7 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     return report
 
 
-def _play_line(game: Game, x: Player, o: Player, rng: random.Random
+def play_line(game: Game, x: Player, o: Player, rng: random.Random
                ) -> tuple[str | None, tuple[int, ...]]:
     """One game from the start: the winner (``None``: a draw) and its moves."""
     state = game.initial()
@@ -289,18 +301,22 @@ class GateJudge:
     """
 
     def __init__(self, game: Game, *, games: int = 100, time_limit: float = 2.0,
-                 seed: int = 0, matches: bool | None = None, book: Book | None = None) -> None:
+                 seed: int = 0, matches: bool | None = None, book: Book | None = None,
+                 runner: Runner | None = None, opponents: Opponents | None = None) -> None:
         self.game, self.games, self.time_limit, self.seed = game, games, time_limit, seed
-        self.book = book  # where the searched opponent keeps its proved answers
         self.matches = matches  # None: by the board; True: the games even where tables fit
-        self._perfect: PerfectPlayer | None = None
-        self._noisy: dict[float, NoisySolver] = {}
+        self.runner: Runner = runner or Here()  # where the matches' chunks are played
+        self.opponents = opponents or Opponents(game, time_limit, book)
+
+    @property
+    def book(self) -> Book | None:
+        """Where the searched opponent keeps its proved answers."""
+        return self.opponents.book
 
     def measures(self, model: Model, report: dict[str, Any],
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         """The judged measures of ``model``, whose evaluator's report is ``report``;
         ``progress`` is told, as the matches go, what is being played (for people)."""
-        from gameai.trainer.evaluation.calibrate import Tally
         from gameai.trainer.evaluation.evaluate import line_outcomes
 
         started = time.perf_counter()
@@ -319,49 +335,122 @@ class GateJudge:
                                     "positions": report.get("optimal_move_positions"),
                                     "policy": "network"})
         else:
-            if self._perfect is None:
-                self._perfect = perfect_player(self.game, time_limit=self.time_limit,
-                                               book=self.book)
-            perfect = self._perfect
-            before = (perfect.exact_moves, perfect.guessed_moves)
-            me = model_player(policy, None)
-            matches: list[tuple[str, Player, str, int]] = [
-                ("vs_perfect_as_x", perfect, "X", self.seed)]
-            for p in GATE_NOISE:
-                noisy = self._noisy.setdefault(p, NoisySolver(self.game, perfect, p,
-                                                              self.time_limit))
-                matches.append((f"vs_noisy_{p}_as_o", noisy, "O", self.seed + 2))
-            for number, (label, opponent, side, seed) in enumerate(matches, 1):
-                rng = random.Random(seed)
-                tally = Tally()
-                lines: set[tuple[int, ...]] = set()
-                for game in range(self.games):
-                    if progress is not None:
-                        progress(f"judging: match {number} of {len(matches)} ({label}), "
-                                 f"game {game + 1} of {self.games}")
-                    x, o = (me, opponent) if side == "X" else (opponent, me)
-                    winner, line = _play_line(self.game, x, o, rng)
-                    lines.add(line)
+            out["measures"] = self._matches(model, policy, progress, out)
+        out["seconds"] = round(time.perf_counter() - started, 2)
+        return out
+
+    def _matches(self, model: Model, policy: Model, progress: Callable[[str], None] | None,
+                 out: dict[str, Any]) -> list[dict[str, Any]]:
+        """The served policy's matches, their chunks played by :attr:`runner`."""
+        from gameai.trainer.evaluation.calibrate import Tally
+
+        labels = [("vs_perfect_as_x", "X", self.seed, None)] + [
+            (f"vs_noisy_{p}_as_o", "O", self.seed + 2, p) for p in GATE_NOISE]
+        pieces = [c for label, side, seed, noise in labels
+                  for c in chunks(label, side, seed, self.games, noise)]
+        total, finished = len(labels) * self.games, [0]
+
+        def done(chunk: Chunk, games: int) -> None:
+            finished[0] += games
+            if progress is not None:
+                progress(f"judging: game {finished[0]} of {total} ({len(labels)} matches; "
+                         f"{chunk.label}, {self.runner.name})")
+
+        results = self.runner.play(self.opponents, model.to_bytes, model_player(policy, None),
+                                   pieces, done)
+        measures = []
+        for label, _side, _seed, _noise in labels:
+            tally = Tally()
+            lines: set[tuple[int, ...]] = set()
+            for played in (p for p in results if p.chunk.label == label):
+                lines.update(played.lines)
+                for winner in played.winners:
                     if winner is None:
                         tally.draws += 1
-                    elif winner == side:
+                    elif winner == played.chunk.side:
                         tally.wins += 1
                     else:
                         tally.losses += 1
-                # Games that repeat a line are not independent draws (a deterministic model
-                # against an opponent whose unproved answers are fixed replays its lines),
-                # so the score's variance counts distinct lines only: a wider, honest band.
-                variance = tally.score_variance * tally.games / len(lines)
-                half = Z95 * math.sqrt(variance)
-                score = tally.score
-                out["measures"].append({
-                    "name": label, "kind": "score", **tally.to_json(),
-                    "score": {"value": score, "low": max(score - half, 0.0),
-                              "high": min(score + half, 1.0)},
-                    "distinct_games": len(lines), "variance": variance})
-            out["opponent_moves"] = perfect.exact_moves - before[0] + \
-                perfect.guessed_moves - before[1]
-            out["unproved_moves"] = perfect.guessed_moves - before[1]
-            out["time_limit"] = self.time_limit
-        out["seconds"] = round(time.perf_counter() - started, 2)
-        return out
+            # Games that repeat a line are not independent draws (a deterministic model
+            # against an opponent whose unproved answers are fixed replays its lines),
+            # so the score's variance counts distinct lines only: a wider, honest band.
+            variance = tally.score_variance * tally.games / len(lines)
+            half = Z95 * math.sqrt(variance)
+            score = tally.score
+            measures.append({
+                "name": label, "kind": "score", **tally.to_json(),
+                "score": {"value": score, "low": max(score - half, 0.0),
+                          "high": min(score + half, 1.0)},
+                "distinct_games": len(lines), "variance": variance})
+        out["opponent_moves"] = sum(p.exact_moves + p.guessed_moves for p in results)
+        out["unproved_moves"] = sum(p.guessed_moves for p in results)
+        out["time_limit"] = self.time_limit
+        out["runner"] = self.runner.name
+        return measures
+
+
+class Opponents:
+    """The judge's opponents, kept as long as the judge so that every model meets the same
+    answers: the perfect player (table or search, its proved answers in ``book``) and the
+    noisy solvers built on it. :meth:`known` and :meth:`learn` carry what they know to and
+    from a Ray task (:mod:`gameai.trainer.evaluation.spread`)."""
+
+    def __init__(self, game: Game, time_limit: float, book: Book | None = None,
+                 perfect: PerfectPlayer | None = None) -> None:
+        self.game, self.time_limit, self.book = game, time_limit, book
+        self._perfect = perfect  # None: the table's where it fits, else the search's
+        self._noisy: dict[float, NoisySolver] = {}
+
+    @property
+    def perfect(self) -> PerfectPlayer:
+        if self._perfect is None:
+            self._perfect = perfect_player(self.game, time_limit=self.time_limit,
+                                           book=self.book)
+        return self._perfect
+
+    def opponent(self, noise: float | None) -> Player:
+        """The perfect player (``noise`` None), or the solver noisy with that probability."""
+        if noise is None:
+            return self.perfect
+        found = self._noisy.get(noise)
+        if found is None:
+            found = self._noisy[noise] = NoisySolver(self.game, self.perfect, noise,
+                                                     self.time_limit)
+        return found
+
+    def counts(self) -> tuple[int, int]:
+        """The perfect player's proved and guessed moves so far."""
+        return self.perfect.exact_moves, self.perfect.guessed_moves
+
+    def known(self) -> Known:
+        """What the opponents know, as plain data (nothing for a table's perfect player,
+        which any process builds alike)."""
+        perfect = self.perfect
+        if not isinstance(perfect, SearchPlayer):
+            return Known()
+        guessed = perfect.guessed_keys
+        optimal = {key: moves for (ask, key), moves in perfect.book.items()
+                   if ask == "optimal"}
+        optimal.update({k: v for k, v in perfect.answers.items() if k not in guessed})
+        safe: dict[int, tuple[int, ...]] = {}
+        for noisy in self._noisy.values():
+            safe.update(noisy.answers)
+        return Known(searched=True, optimal=optimal,
+                     non_losing={key: moves for (ask, key), moves in perfect.book.items()
+                                 if ask == "non_losing"},
+                     guessed={k: perfect.answers[k] for k in guessed}, safe=safe)
+
+    def learn(self, known: Known) -> None:
+        """Add what a task's opponents learned: proved answers to the book (written down),
+        guessed answers and safe moves to the players' memories."""
+        perfect = self.perfect
+        if not isinstance(perfect, SearchPlayer):
+            return
+        for ask, answers in (("optimal", known.optimal), ("non_losing", known.non_losing)):
+            for key, moves in answers.items():
+                perfect.book.add(ask, key, moves)
+        perfect.remember(known.guessed)
+        for noise in NOISE:
+            self.opponent(noise)
+        for noisy in self._noisy.values():
+            noisy.remember(known.safe)

@@ -43,6 +43,7 @@ from gameai.store import ModelStore, StoreError, StoreUnavailable
 from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.evaluation.judge import GateJudge
+from gameai.trainer.evaluation.spread import runner
 from gameai.trainer.learners.base import Learner
 from gameai.trainer.training import opening_values, with_evaluation
 from gameai.trainer.worker.gates import ShadowGate, check_gates, promote_version, publish
@@ -90,9 +91,11 @@ class Worker:
         # and held to no regression (gameai.trainer.worker.gates.check_judged); tables keep their
         # gates
         # the searched opponent's proved answers survive restarts in the cache's book
+        # on a cluster (--cluster) the judge's matches are Ray tasks across its nodes too
         self.judge = GateJudge(settings.game, games=settings.judge_games,
                                time_limit=settings.judge_time, seed=learner.seed,
-                               book=default_book(settings.game)) \
+                               book=default_book(settings.game),
+                               runner=runner(bool(settings.cluster))) \
             if settings.algorithm == "ntuple" else None
         self.view = ProductionView(store, settings.game.name, evaluate=self._evaluate)
         self._start = learner.games_played  # a warm start resumes the parent's count

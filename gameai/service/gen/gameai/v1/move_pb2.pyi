@@ -96,7 +96,7 @@ PHASE_SOLVER: Phase
 PHASE_DONE: Phase
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum", "top", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +108,9 @@ class BestMoveRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -119,7 +122,10 @@ class BestMoveRequest(_message.Message):
     seed: int
     level_enum: LevelName
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: int
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
@@ -138,13 +144,15 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "exact")
+    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "top", "search", "exact")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
@@ -152,11 +160,47 @@ class BestMoveResponse(_message.Message):
     value: float
     level: str
     level_enum: LevelName
+    top: _containers.RepeatedCompositeFieldContainer[TopMove]
+    search: SearchReport
     exact: bool
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., exact: _Optional[bool] = ...) -> None: ...
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ..., exact: _Optional[bool] = ...) -> None: ...
+
+class TopMove(_message.Message):
+    __slots__ = ("move", "line")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    move: MoveValue
+    line: _containers.RepeatedCompositeFieldContainer[Move]
+    def __init__(self, move: _Optional[_Union[MoveValue, _Mapping]] = ..., line: _Optional[_Iterable[_Union[Move, _Mapping]]] = ...) -> None: ...
+
+class SearchLimits(_message.Message):
+    __slots__ = ("depth", "nodes", "time_ms")
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    depth: int
+    nodes: int
+    time_ms: int
+    def __init__(self, depth: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
+
+class SearchReport(_message.Message):
+    __slots__ = ("depth", "nodes", "time_us", "complete", "exact", "limits")
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_US_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    depth: int
+    nodes: int
+    time_us: int
+    complete: bool
+    exact: bool
+    limits: SearchLimits
+    def __init__(self, depth: _Optional[int] = ..., nodes: _Optional[int] = ..., time_us: _Optional[int] = ..., complete: _Optional[bool] = ..., exact: _Optional[bool] = ..., limits: _Optional[_Union[SearchLimits, _Mapping]] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum", "top", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -165,6 +209,9 @@ class EvaluateRequest(_message.Message):
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -173,7 +220,10 @@ class EvaluateRequest(_message.Message):
     depth: int
     to_move: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: int
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class MoveValue(_message.Message):
     __slots__ = ("row", "col", "index", "value", "unknown", "from_index", "from_row", "from_col", "outcome", "distance", "outcome_enum")
@@ -202,7 +252,7 @@ class MoveValue(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., value: _Optional[float] = ..., unknown: _Optional[bool] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "to_move_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "to_move_enum", "top", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -210,6 +260,8 @@ class EvaluateResponse(_message.Message):
     MOVES_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    TOP_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
@@ -217,10 +269,12 @@ class EvaluateResponse(_message.Message):
     moves: _containers.RepeatedCompositeFieldContainer[MoveValue]
     board: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    top: _containers.RepeatedCompositeFieldContainer[TopMove]
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class EvaluateBatchRequest(_message.Message):
-    __slots__ = ("game", "boards", "model", "client_id", "include_move_values", "to_move", "depth", "to_move_enum")
+    __slots__ = ("game", "boards", "model", "client_id", "include_move_values", "to_move", "depth", "to_move_enum", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARDS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -229,6 +283,8 @@ class EvaluateBatchRequest(_message.Message):
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     boards: _containers.RepeatedScalarFieldContainer[str]
     model: str
@@ -237,10 +293,12 @@ class EvaluateBatchRequest(_message.Message):
     to_move: str
     depth: int
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ..., to_move: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., boards: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., include_move_values: _Optional[bool] = ..., to_move: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class EvaluateBatchResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values", "move_from_index", "actions", "depth", "to_move_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "move_row", "move_col", "move_index", "cells", "move_values", "move_from_index", "actions", "depth", "to_move_enum", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -254,6 +312,7 @@ class EvaluateBatchResponse(_message.Message):
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: _containers.RepeatedScalarFieldContainer[str]
@@ -267,10 +326,11 @@ class EvaluateBatchResponse(_message.Message):
     actions: int
     depth: int
     to_move_enum: _containers.RepeatedScalarFieldContainer[Side]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Iterable[_Union[Side, str]]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[_Iterable[str]] = ..., value: _Optional[_Iterable[float]] = ..., move_row: _Optional[_Iterable[int]] = ..., move_col: _Optional[_Iterable[int]] = ..., move_index: _Optional[_Iterable[int]] = ..., cells: _Optional[int] = ..., move_values: _Optional[_Iterable[float]] = ..., move_from_index: _Optional[_Iterable[int]] = ..., actions: _Optional[int] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Iterable[_Union[Side, str]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class AnalyzeRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "to_move_enum", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -279,6 +339,8 @@ class AnalyzeRequest(_message.Message):
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -287,10 +349,12 @@ class AnalyzeRequest(_message.Message):
     depth: int
     to_move: str
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class AnalyzeResponse(_message.Message):
-    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end", "depth", "to_move_enum", "outcome_enum", "line_end_enum")
+    __slots__ = ("game", "model_version", "to_move", "value", "moves", "board", "outcome", "distance", "unsolved", "line", "line_end", "depth", "to_move_enum", "outcome_enum", "line_end_enum", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -306,6 +370,7 @@ class AnalyzeResponse(_message.Message):
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_ENUM_FIELD_NUMBER: _ClassVar[int]
     LINE_END_ENUM_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     to_move: str
@@ -321,7 +386,8 @@ class AnalyzeResponse(_message.Message):
     to_move_enum: Side
     outcome_enum: Outcome
     line_end_enum: LineEnd
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ..., line_end_enum: _Optional[_Union[LineEnd, str]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., to_move: _Optional[str] = ..., value: _Optional[float] = ..., moves: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., board: _Optional[str] = ..., outcome: _Optional[str] = ..., distance: _Optional[int] = ..., unsolved: _Optional[str] = ..., line: _Optional[_Iterable[_Union[MoveValue, _Mapping]]] = ..., line_end: _Optional[str] = ..., depth: _Optional[int] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., outcome_enum: _Optional[_Union[Outcome, str]] = ..., line_end_enum: _Optional[_Union[LineEnd, str]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class ListLevelsRequest(_message.Message):
     __slots__ = ("game",)
@@ -370,7 +436,7 @@ class ListLevelsResponse(_message.Message):
     def __init__(self, game: _Optional[str] = ..., levels: _Optional[_Iterable[_Union[Level, _Mapping]]] = ..., default_level: _Optional[str] = ..., calibration_json: _Optional[str] = ..., calibration_applies: _Optional[bool] = ..., served_version: _Optional[int] = ..., served_strength: _Optional[str] = ..., default_level_enum: _Optional[_Union[LevelName, str]] = ...) -> None: ...
 
 class ReviewRequest(_message.Message):
-    __slots__ = ("game", "moves", "actions", "model", "client_id", "depth", "solve_ms")
+    __slots__ = ("game", "moves", "actions", "model", "client_id", "depth", "solve_ms", "nodes", "time_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MOVES_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -378,6 +444,8 @@ class ReviewRequest(_message.Message):
     CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     SOLVE_MS_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    TIME_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     moves: str
     actions: _containers.RepeatedScalarFieldContainer[int]
@@ -385,10 +453,12 @@ class ReviewRequest(_message.Message):
     client_id: str
     depth: int
     solve_ms: int
-    def __init__(self, game: _Optional[str] = ..., moves: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., depth: _Optional[int] = ..., solve_ms: _Optional[int] = ...) -> None: ...
+    nodes: int
+    time_ms: int
+    def __init__(self, game: _Optional[str] = ..., moves: _Optional[str] = ..., actions: _Optional[_Iterable[int]] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., depth: _Optional[int] = ..., solve_ms: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
 
 class ReviewedPly(_message.Message):
-    __slots__ = ("ply", "side", "move", "value_before", "value_after", "loss", "best", "judgment", "outcome_before", "distance_before", "outcome_after", "distance_after", "optimal")
+    __slots__ = ("ply", "side", "move", "value_before", "value_after", "loss", "best", "judgment", "outcome_before", "distance_before", "outcome_after", "distance_after", "optimal", "depth")
     PLY_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -402,6 +472,7 @@ class ReviewedPly(_message.Message):
     OUTCOME_AFTER_FIELD_NUMBER: _ClassVar[int]
     DISTANCE_AFTER_FIELD_NUMBER: _ClassVar[int]
     OPTIMAL_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     ply: int
     side: Side
     move: MoveValue
@@ -415,7 +486,8 @@ class ReviewedPly(_message.Message):
     outcome_after: Outcome
     distance_after: int
     optimal: bool
-    def __init__(self, ply: _Optional[int] = ..., side: _Optional[_Union[Side, str]] = ..., move: _Optional[_Union[MoveValue, _Mapping]] = ..., value_before: _Optional[float] = ..., value_after: _Optional[float] = ..., loss: _Optional[float] = ..., best: _Optional[_Union[MoveValue, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, str]] = ..., outcome_before: _Optional[_Union[Outcome, str]] = ..., distance_before: _Optional[int] = ..., outcome_after: _Optional[_Union[Outcome, str]] = ..., distance_after: _Optional[int] = ..., optimal: _Optional[bool] = ...) -> None: ...
+    depth: int
+    def __init__(self, ply: _Optional[int] = ..., side: _Optional[_Union[Side, str]] = ..., move: _Optional[_Union[MoveValue, _Mapping]] = ..., value_before: _Optional[float] = ..., value_after: _Optional[float] = ..., loss: _Optional[float] = ..., best: _Optional[_Union[MoveValue, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, str]] = ..., outcome_before: _Optional[_Union[Outcome, str]] = ..., distance_before: _Optional[int] = ..., outcome_after: _Optional[_Union[Outcome, str]] = ..., distance_after: _Optional[int] = ..., optimal: _Optional[bool] = ..., depth: _Optional[int] = ...) -> None: ...
 
 class SideSummary(_message.Message):
     __slots__ = ("side", "moves", "best", "good", "inaccuracy", "mistake", "blunder", "throws_away_win", "walks_into_loss", "mean_loss")
@@ -442,7 +514,7 @@ class SideSummary(_message.Message):
     def __init__(self, side: _Optional[_Union[Side, str]] = ..., moves: _Optional[int] = ..., best: _Optional[int] = ..., good: _Optional[int] = ..., inaccuracy: _Optional[int] = ..., mistake: _Optional[int] = ..., blunder: _Optional[int] = ..., throws_away_win: _Optional[int] = ..., walks_into_loss: _Optional[int] = ..., mean_loss: _Optional[float] = ...) -> None: ...
 
 class ReviewResponse(_message.Message):
-    __slots__ = ("game", "model_version", "depth", "plies", "result", "solve_ms", "solve_ms_used", "proved", "sides")
+    __slots__ = ("game", "model_version", "depth", "plies", "result", "solve_ms", "solve_ms_used", "proved", "sides", "search")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
@@ -452,6 +524,7 @@ class ReviewResponse(_message.Message):
     SOLVE_MS_USED_FIELD_NUMBER: _ClassVar[int]
     PROVED_FIELD_NUMBER: _ClassVar[int]
     SIDES_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     depth: int
@@ -461,10 +534,11 @@ class ReviewResponse(_message.Message):
     solve_ms_used: int
     proved: int
     sides: _containers.RepeatedCompositeFieldContainer[SideSummary]
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., depth: _Optional[int] = ..., plies: _Optional[_Iterable[_Union[ReviewedPly, _Mapping]]] = ..., result: _Optional[_Union[LineEnd, str]] = ..., solve_ms: _Optional[int] = ..., solve_ms_used: _Optional[int] = ..., proved: _Optional[int] = ..., sides: _Optional[_Iterable[_Union[SideSummary, _Mapping]]] = ...) -> None: ...
+    search: SearchReport
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., depth: _Optional[int] = ..., plies: _Optional[_Iterable[_Union[ReviewedPly, _Mapping]]] = ..., result: _Optional[_Union[LineEnd, str]] = ..., solve_ms: _Optional[int] = ..., solve_ms_used: _Optional[int] = ..., proved: _Optional[int] = ..., sides: _Optional[_Iterable[_Union[SideSummary, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
 
 class AnalyzeStreamRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "time_ms", "priority", "to_move_enum")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "time_ms", "priority", "to_move_enum", "nodes")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -475,6 +549,7 @@ class AnalyzeStreamRequest(_message.Message):
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_ENUM_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -485,7 +560,8 @@ class AnalyzeStreamRequest(_message.Message):
     time_ms: int
     priority: Priority
     to_move_enum: Side
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., time_ms: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ...) -> None: ...
+    nodes: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., time_ms: _Optional[int] = ..., priority: _Optional[_Union[Priority, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., nodes: _Optional[int] = ...) -> None: ...
 
 class MoveBound(_message.Message):
     __slots__ = ("move", "value", "at_least", "at_most", "exact", "distance")
@@ -504,7 +580,7 @@ class MoveBound(_message.Message):
     def __init__(self, move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., at_least: _Optional[_Union[Outcome, str]] = ..., at_most: _Optional[_Union[Outcome, str]] = ..., exact: _Optional[bool] = ..., distance: _Optional[int] = ...) -> None: ...
 
 class AnalysisUpdate(_message.Message):
-    __slots__ = ("phase", "game", "model_version", "best", "depth", "nodes", "elapsed_ms", "proved", "moves", "outcome", "distance", "reason", "to_move", "board")
+    __slots__ = ("phase", "game", "model_version", "best", "depth", "nodes", "elapsed_ms", "proved", "moves", "outcome", "distance", "reason", "to_move", "board", "model_nodes")
     PHASE_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -519,6 +595,7 @@ class AnalysisUpdate(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     TO_MOVE_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NODES_FIELD_NUMBER: _ClassVar[int]
     phase: Phase
     game: str
     model_version: int
@@ -533,4 +610,5 @@ class AnalysisUpdate(_message.Message):
     reason: str
     to_move: Side
     board: str
-    def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., game: _Optional[str] = ..., model_version: _Optional[int] = ..., best: _Optional[_Union[MoveBound, _Mapping]] = ..., depth: _Optional[int] = ..., nodes: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., proved: _Optional[bool] = ..., moves: _Optional[_Iterable[_Union[MoveBound, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., distance: _Optional[int] = ..., reason: _Optional[str] = ..., to_move: _Optional[_Union[Side, str]] = ..., board: _Optional[str] = ...) -> None: ...
+    model_nodes: int
+    def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., game: _Optional[str] = ..., model_version: _Optional[int] = ..., best: _Optional[_Union[MoveBound, _Mapping]] = ..., depth: _Optional[int] = ..., nodes: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., proved: _Optional[bool] = ..., moves: _Optional[_Iterable[_Union[MoveBound, _Mapping]]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., distance: _Optional[int] = ..., reason: _Optional[str] = ..., to_move: _Optional[_Union[Side, str]] = ..., board: _Optional[str] = ..., model_nodes: _Optional[int] = ...) -> None: ...
