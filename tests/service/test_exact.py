@@ -18,6 +18,7 @@ from gameai.service.analysis import SOLUTIONS
 from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
 from gameai.store import ModelStore, RedisServer
 from tests.service.conftest import RunningServer, empty_model, new_store
+from tests.service.test_rollout import wait_until
 
 GAME = "connect-four"
 C4 = get_game(GAME)
@@ -44,6 +45,13 @@ def best(server: RunningServer, moves: str) -> dict:
                    timeout=30)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+def ready(server: RunningServer) -> RunningServer:
+    """The server once its production is loaded (a network that searches warms for
+    seconds on a loaded machine)."""
+    wait_until(lambda: httpx.get(f"{server.http}/readyz").status_code == 200, timeout=60)
+    return server
 
 
 def sample(server: RunningServer, name: str, **labels: str) -> float:
@@ -146,9 +154,10 @@ def test_a_network_that_searches_for_its_best_move_alone_plays_the_proved_one(
     try:
         record = store.publish(random_ntuple(GAME).to_bytes(), by="tests")
         store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
-        network = best(start_server(store, games=(GAME,), exact_ms=()), erred)
+        network = best(ready(start_server(store, games=(GAME,), exact_ms=())), erred)
         assert network["move"]["col"] not in optimal_columns(erred)
-        body = best(start_server(store, games=(GAME,), exact_ms=((GAME, 200),)), erred)
+        body = best(ready(start_server(store, games=(GAME,), exact_ms=((GAME, 200),))),
+                    erred)
     finally:
         store.close()
         SOLUTIONS.forget()
