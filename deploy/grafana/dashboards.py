@@ -178,6 +178,21 @@ def serving() -> dict[str, Any]:
               "default).",
               [(f"sum by (level) (rate(gameai_level_moves_total{{{GAME}}}[{RATE}]))",
                 "{{level}}")], unit="reqps", stacking="normal"),
+        panel("timeseries", "Best moves proved exact", "Share of level-best answers the "
+              "solver proved (held, from the shared table of proved positions, or solved "
+              "within GAMEAI_EXACT_MS), by game.",
+              [(f'sum by (game) (rate(gameai_exact_moves_total{{{GAME}, exact="true"}}'
+                f'[{RATE}])) / sum by (game) (rate(gameai_exact_moves_total{{{GAME}}}'
+                f'[{RATE}]))', "{{game}}")], unit="percentunit", min=0, max=1),
+        panel("timeseries", "Shared table of proved positions", "Lookups answered (hits) "
+              "and not (misses), proofs written per second, and the positions it holds.",
+              [(f"sum by (game) (rate(gameai_proved_hits_total{{{GAME}}}[{RATE}]))",
+                "hits/s {{game}}"),
+               (f"sum by (game) (rate(gameai_proved_misses_total{{{GAME}}}[{RATE}]))",
+                "misses/s {{game}}"),
+               (f'sum by (game) (rate(gameai_proved_writes_total{{{GAME}, result="written"}}'
+                f'[{RATE}]))', "written/s {{game}}"),
+               (f"max by (game) (gameai_proved_size{{{GAME}}})", "held {{game}}")]),
         row("Errors"),
         panel("timeseries", "Server error ratio by transport and method",
               "Server-side failures over all requests, per method.",

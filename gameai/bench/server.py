@@ -138,10 +138,11 @@ def http(method: str, url: str, body: dict[str, Any] | None = None, *,
 
 
 @contextmanager
-def serving(url: str, workers: int, games: tuple[str, ...] = ("tictactoe", "connect-four")
-            ) -> Iterator[tuple[int, int, int]]:
+def serving(url: str, workers: int, games: tuple[str, ...] = ("tictactoe", "connect-four"),
+            env: dict[str, str] | None = None) -> Iterator[tuple[int, int, int]]:
     """A ``gameai serve`` process (with ``workers`` workers) of ``games`` on free ports,
-    once it is ready (every game has its production version loaded)."""
+    with ``env`` added to this process's environment, once it is ready (every game has its
+    production version loaded)."""
     from gameai.store.embedded import free_port
 
     http_port, grpc_port = free_port(), free_port()
@@ -150,7 +151,8 @@ def serving(url: str, workers: int, games: tuple[str, ...] = ("tictactoe", "conn
          "--grpc-port", str(grpc_port), "--workers", str(workers), "--log-level", "warning",
          "--drain-seconds", "0", "--grace-seconds", "5", "--poll-seconds", "0.2",
          "--games", ",".join(games)],
-        env={k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")})
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("GAMEAI_ADMIN")},
+             **(env or {})})
     try:
         deadline = time.monotonic() + 180  # the network's search compiles as it loads
         ready = 0

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from gameai import host
-from gameai.cli import games, levels, models, ntuple, serve, stress, train, up, worker
+from gameai.cli import book, games, levels, models, ntuple, serve, stress, train, up, worker
 from gameai.cli.common import REFUSED, USAGE, CommandError, apply_memory_limit
 from gameai.games.budget import BadLimit
 from gameai.games.errors import GameError
@@ -26,7 +26,7 @@ DASHED_VALUES = ("--board",)
 
 # In help order. A module may also have ``register_bench(subparsers)`` to add a
 # ``gameai bench NAME`` benchmark.
-COMMANDS = (games, models, train, worker, serve, up, stress)
+COMMANDS = (games, models, train, worker, book, serve, up, stress)
 BENCHMARKS = (games, models, train, levels, ntuple, serve)
 
 

@@ -50,6 +50,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ready-when", metavar="all|any", help="/readyz and gRPC health say "
                    "ready once every served game has its production model loaded (all, the "
                    "default) or once any one has (the others answer 404 until then)")
+    p.add_argument("--exact-ms", metavar="GAME=MS,...", help="the solver's budget per "
+                   "best-move query at level best, by game: a proved move is played and "
+                   "answered exact (connect-four=1; a game left out: the network's move)")
+    p.add_argument("--proved-max", metavar="N", help="positions the shared table of proved "
+                   "positions keeps per game; later proofs are not written (1000000)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")
     p.set_defaults(func=run_serve)
 
@@ -72,6 +77,25 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "train the Connect Four network the reviews are timed with (5000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench)
+    p = sub.add_parser(
+        "exact", help="Connect Four best-move latency with and without exact play",
+        description="Start one server per solver budget (GAMEAI_EXACT_MS) over one embedded "
+        "Redis with a Connect Four n-tuple network, then drive each in turn with the same "
+        "best-move requests (positions of random games, plies 0-40) from concurrent REST "
+        "clients: p50/p99 latency and the share of answers proved exact, by ply.")
+    p.add_argument("--budgets", default="0,3", help="solver budgets in ms, comma-separated "
+                   "(0: the network alone; default 0,3)")
+    p.add_argument("--seconds", type=float, default=5.0, help="per server and round (5)")
+    p.add_argument("--rounds", type=int, default=2, help="rounds, each over new positions "
+                   "(2)")
+    p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
+    p.add_argument("--workers", type=int, default=1, help="server processes each (1)")
+    p.add_argument("--positions", type=int, default=6000, help="positions drawn per round "
+                   "(6000; each is asked once per server)")
+    p.add_argument("--train-games", type=int, default=500, help="self-play games that "
+                   "train the network (500)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run_bench_exact)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -84,6 +108,12 @@ def run_serve(args: argparse.Namespace) -> int:
     except SettingsError as e:
         raise CommandError(str(e), USAGE) from None
     return serve(settings)
+
+
+def run_bench_exact(args: argparse.Namespace) -> int:
+    from gameai.bench.exact import main
+
+    return main(args)
 
 
 def run_bench(args: argparse.Namespace) -> int:

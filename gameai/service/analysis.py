@@ -12,10 +12,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gameai.games import Game, State, TooLarge
 from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue
+
+if TYPE_CHECKING:
+    from gameai.service.exact import ExactPlay
 
 Evaluate = Callable[[State], Evaluation]
 
@@ -63,15 +67,23 @@ class _Solutions:
         # never every thread of the pool
         self._solving = threading.BoundedSemaphore(SOLVES_AT_ONCE)
 
-    def get(self, game: Game, state: State) -> Solution | str:
+    def get(self, game: Game, state: State, shared: ExactPlay | None = None
+            ) -> Solution | str:
+        """The solution of ``state`` (or why there is none): kept here, else read from the
+        shared table of proved positions (``shared``), else solved within
+        :data:`SOLVE_SECONDS` and offered to that table."""
         key = (game.name, f"{state} {state.to_move}")
         found = self._kept.get(key)
+        if found is None and shared is not None:
+            found = shared.lookup(state)
         if found is None:
             try:
                 with self._solving:
                     found = game.solve(state, time_limit=SOLVE_SECONDS)
             except TooLarge as e:
                 found = unproved(e)
+            if shared is not None and not isinstance(found, str):
+                shared.record(state, found)
             with self._lock:
                 if len(self._kept) >= SOLUTIONS_KEPT:
                     self._kept.clear()
@@ -106,6 +118,12 @@ class _Solutions:
         found = self._kept.get((game.name, text))
         return None if found is None or isinstance(found, str) else found
 
+    def forget(self) -> None:
+        """Forget every kept solution (what a fresh process holds: tests of the shared
+        table start from it)."""
+        with self._lock:
+            self._kept.clear()
+
     def keep(self, game: Game, state: State, solution: Solution) -> None:
         """Keep a solution found elsewhere (a streamed analysis' proof)."""
         with self._lock:
@@ -129,10 +147,12 @@ def unproved(error: TooLarge) -> str:
             "exact outcome is shown.")
 
 
-def analyze(state: State, evaluate: Evaluate) -> Analysis:
-    """The hints for ``state``, by the model that ``evaluate`` asks."""
+def analyze(state: State, evaluate: Evaluate, shared: ExactPlay | None = None) -> Analysis:
+    """The hints for ``state``, by the model that ``evaluate`` asks; exact figures read from
+    (and proofs written to) the shared table of proved positions where ``shared`` is
+    given."""
     evaluation = evaluate(state)
-    solution = SOLUTIONS.get(state.game, state)
+    solution = SOLUTIONS.get(state.game, state, shared)
     if isinstance(solution, str):
         hints = tuple(MoveHint(m) for m in evaluation.moves)
         outcome, distance, unsolved = None, None, solution

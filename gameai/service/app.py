@@ -27,6 +27,7 @@ from typing import NoReturn
 import uvicorn
 
 from gameai import host
+from gameai.service.exact import ExactPlay
 from gameai.service.grpc_server import build_server, set_health
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
@@ -72,6 +73,8 @@ class MoveServer:
         self.shadow = Shadow(self.registry, self.metrics, queue_size=settings.shadow_queue,
                              solve_ms=settings.shadow_solve_ms)
         self.registry.mirror = self.shadow.offer
+        self.registry.exact = self.exact = exact_play(settings, store, self.registry,
+                                                      self.metrics)
         self.runtime = Runtime(settings, self.registry, self.metrics, shadow=self.shadow)
         self.ports = Ports(settings.http_port, settings.grpc_port)
         self._health_task: asyncio.Task[None] | None = None
@@ -151,6 +154,10 @@ class MoveServer:
             await asyncio.wait_for(asyncio.to_thread(self.shadow.stop, 0.2), EXIT_RESERVE)
         except TimeoutError:
             log.warning("the shadow worker did not stop in time; exiting anyway")
+        try:  # the proofs still queued for the shared table (they can be found again)
+            await asyncio.wait_for(asyncio.to_thread(self.exact.close, 0.2), EXIT_RESERVE)
+        except TimeoutError:
+            log.warning("the proved table's writer did not stop in time; exiting anyway")
         self._stopped.set()
 
 
@@ -167,6 +174,20 @@ class MoveServer:
                     asked.add(id(connection))
                     connection.shutdown()
             await asyncio.sleep(0.05)
+
+
+def exact_play(settings: Settings, store: ModelStore, registry: Registry, metrics: Metrics
+               ) -> ExactPlay:
+    """Exact play over the store's shared table of proved positions, with every served
+    game's counters from 0 (a first hit is an increase)."""
+    exact = ExactPlay(store.proved(max_entries=settings.proved_max), metrics,
+                      dict(settings.exact_ms), store_up=lambda: registry.store_up)
+    for game in registry.games:
+        metrics.proved_hits.labels(game)
+        metrics.proved_misses.labels(game)
+        for proved in ("true", "false"):
+            metrics.exact_moves.labels(game, proved)
+    return exact
 
 
 def _listen(host: str, port: int, *, reuse_port: bool) -> socket.socket:

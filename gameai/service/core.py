@@ -38,6 +38,7 @@ from gameai.service.analysis import analyze as hints
 from gameai.service.batch import best_moves, require_text
 from gameai.service.calibration import load_calibration
 from gameai.service.errors import InvalidRequest, RequestTooLarge, UnknownModel
+from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry, Served
 from gameai.service.search import (
     MAX_DEPTH,
@@ -79,6 +80,7 @@ class MoveAnswer:
     top: tuple[TopMove, ...] | None = None  # the best moves with their lines, when asked
     search: SearchUsed | None = None  # what the search used, when the query gave a depth,
     # a budget or top
+    exact: bool = False  # the move is optimal by the solver's proof (level best only)
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,10 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
     name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
+    exact = False
+    if chosen.name == DEFAULT_LEVEL and registry.exact is not None:
+        move, exact = _exact_move(registry.exact, loaded, answer, move,
+                                  reached_depth(answer, limits))
     if registry.mirror is not None and model.strip() in ("", "production"):
         # the production track's query: a shadow test sees the position, off this path
         text, side = answer.text.rsplit(" ", 1)
@@ -229,10 +235,32 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
         registry.mirror(name, loaded, text, side, reached_depth(answer, limits))
     if count is None and depth is None and nodes is None and time_ms is None:
         return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
-                          limits.depth)  # the hot path: nothing more asked
+                          limits.depth, exact=exact)  # the hot path: nothing more asked
     ranked, used = report_search(loaded, answer, limits, count, started, asked=True)
     return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
-                      reached_depth(answer, limits), ranked, used)
+                      reached_depth(answer, limits), ranked, used, exact)
+
+
+def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue,
+                depth: int | None) -> tuple[MoveValue, bool]:
+    """The best level's move where the solver proves the position (held, in the shared
+    table, or within the game's budget): of the optimal moves, the one the network values
+    most; else the network's ``move``. With whether it is proved."""
+    game = loaded.model.game
+    budget = exact.budget(game.name)
+    if not budget:  # a game without a budget is not looked up either: no store round trip
+        return move, False
+    text, side = answer.text.rsplit(" ", 1)
+    solution = exact.prove(game.parse(text, to_move=side), budget)
+    exact.metrics.exact_moves.labels(game.name, "true" if solution else "false").inc()
+    if solution is None:
+        return move, False
+    optimal = set(solution.optimal_moves)
+    if move.action_id in optimal:
+        return move, True
+    # a search for the best move alone valued no other: every move's value, then
+    valued = loaded.position(text, side, depth).evaluation.moves
+    return next(m for m in valued if m.action_id in optimal), True
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
@@ -285,7 +313,7 @@ def analyze(registry: Registry, *, game: str, board: str = "", model: str = "",
             return answer.evaluation
         return loaded.position(str(s), s.to_move, reached).evaluation
 
-    analysis = hints(state, values)
+    analysis = hints(state, values, registry.exact)
     _, used = report_search(loaded, answer, limits, None, started,
                       asked=depth is not None or nodes is not None or time_ms is not None)
     if used is not None and analysis.outcome is not None:

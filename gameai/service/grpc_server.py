@@ -150,7 +150,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                top=_given(request, "top"), **self._depth(request))
             response = move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
-                move=move_pb(a.move), level_enum=LEVELS[a.level])
+                move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact)
             if a.top is not None:
                 response.top.extend(top_pb(a.top))
             if a.search is not None:

@@ -109,6 +109,24 @@ class Metrics:
         self.shadow_queued = Gauge("gameai_shadow_queued", "Queries waiting for the shadow "
                                    "worker.", registry=r, multiprocess_mode="livesum")
 
+        # the shared table of proved positions (gameai.service.exact)
+        self.proved_hits = Counter("gameai_proved_hits", "Positions answered from the "
+                                   "shared table of proved positions.", ["game"], registry=r)
+        self.proved_misses = Counter("gameai_proved_misses", "Positions looked up in the "
+                                     "shared table of proved positions and not found.",
+                                     ["game"], registry=r)
+        self.proved_writes = Counter(
+            "gameai_proved_writes", "Proofs offered to the shared table, by result (written, "
+            "held: another server wrote it first, full: refused at the bound, error: the "
+            "store did not answer, dropped: the writer's queue was full).", ["game", "result"],
+            registry=r)
+        self.proved_size = Gauge("gameai_proved_size", "Positions the shared table of proved "
+                                 "positions holds, as last seen.", ["game"], registry=r,
+                                 multiprocess_mode="livemax")
+        self.exact_moves = Counter(
+            "gameai_exact_moves", "Best moves at level best, by whether the solver proved "
+            "them (true) or the network chose them (false).", ["game", "exact"], registry=r)
+
     def observe(self, transport: str, method: str, game: str, version: int | None, code: str,
                 seconds: float) -> None:
         """Count one answered request and its latency."""

@@ -30,6 +30,7 @@ from gameai.games import Game, GameError, get_game
 from gameai.models import CorruptModel, load_model
 from gameai.models.levels import LEVELS
 from gameai.service.errors import Loading, Unavailable, UnknownModel
+from gameai.service.exact import ExactPlay
 from gameai.service.follower import StoreFollower
 from gameai.service.metrics import EVALUATION_METRICS, Metrics
 from gameai.service.session import ModelSession
@@ -107,6 +108,9 @@ class Registry:
         # (game, session, board, to_move, depth) -> None, never blocking
         # (gameai.service.shadow.Shadow.offer, set by the composition root)
         self.mirror: Callable[[str, ModelSession, str, str, int | None], None] | None = None
+        # proofs for the best level and hints (gameai.service.exact.ExactPlay, set by the
+        # composition root; None: the network's moves only, hints solve by themselves)
+        self.exact: ExactPlay | None = None
 
     # -- the request path ---------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from gameai.models import Evaluation, MoveValue, SearchReport
 from gameai.service import core
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest, RequestTooLarge
+from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry
 from gameai.service.search import MAX_DEPTH, MAX_NODES, MAX_TIME_MS, Budget, SearchUsed, budget
 from gameai.service.session import ModelSession
@@ -155,7 +156,7 @@ def review(registry: Registry, *, game: str, moves: object = None,
         reviewed.append(ReviewedPly(number, state.to_move, played, evaluation.value, loss,
                                     evaluation.best, judge(loss), None,
                                     None if report is None else report.depth))
-    proofs, used = _prove([s for s, _ in states], solve_budget)
+    proofs, used = _prove([s for s, _ in states], solve_budget, registry.exact)
     for i, solution in proofs.items():
         reviewed[i] = _with_exact(reviewed[i], solution, states[i][1])
     name = session.model.game.name
@@ -268,9 +269,11 @@ def _illegal(message: str, field: str) -> IllegalMove:
     return error
 
 
-def _prove(states: list[State], budget_ms: int) -> tuple[dict[int, Solution], float]:
+def _prove(states: list[State], budget_ms: int, shared: ExactPlay | None = None
+           ) -> tuple[dict[int, Solution], float]:
     """The solutions the solver finds within ``budget_ms`` in all, by ply index, working
-    from the last position back; and the seconds it took."""
+    from the last position back; and the seconds it took. With ``shared``, positions are
+    read from the shared table of proved positions first, and proofs written to it."""
     found: dict[int, Solution] = {}
     started = time.perf_counter()
     deadline = started + budget_ms / 1000
@@ -278,7 +281,8 @@ def _prove(states: list[State], budget_ms: int) -> tuple[dict[int, Solution], fl
         left = deadline - time.perf_counter()
         if left <= 0:
             break
-        solution = SOLUTIONS.proved(states[i].game, states[i], left)
+        solution = (shared.solve_within(states[i], left) if shared is not None
+                    else SOLUTIONS.proved(states[i].game, states[i], left))
         if solution is None:
             break  # out of time, or too large: earlier positions are no easier
         found[i] = solution

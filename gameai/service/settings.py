@@ -18,8 +18,12 @@ from typing import Any
 from gameai.games import GameError, get_game
 from gameai.settings import HOST, LOG_LEVEL, Setting, SettingsError, read, seconds, whole_number
 from gameai.store.connect import STORE, default_data_dir
+from gameai.store.proved import DEFAULT_MAX_ENTRIES
 
 MIN_TOKEN_LENGTH = 16
+# Connect Four's budget, from ``gameai bench server --exact`` (docs/levels.md, "Exact play")
+EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 1),)
+MAX_EXACT_MS = 1000
 
 __all__ = ["SERVER", "Settings", "SettingsError", "default_workers", "load_settings"]
 
@@ -48,6 +52,9 @@ class Settings:
     shadow_queue: int = 1000
     shadow_solve_ms: int = 20
     ready_when: str = "all"  # ready once every served game has production, or "any" one
+    # the solver's budget per best-move query at level best, by game (docs/levels.md)
+    exact_ms: tuple[tuple[str, int], ...] = EXACT_MS
+    proved_max: int = DEFAULT_MAX_ENTRIES  # positions the shared proved table keeps per game
 
 
 READY_WHEN = ("all", "any")
@@ -76,6 +83,29 @@ def _ready_when(text: str) -> str:
         raise ValueError(f"must be all (every served game has a production model) or any "
                          f"(at least one has), got {text!r}")
     return value
+
+
+def _exact_ms(text: str) -> tuple[tuple[str, int], ...]:
+    """``game=ms`` pairs, comma-separated (``connect-four=3,tictactoe=1``); a game left
+    out, or given 0, plays the network's move without asking the solver."""
+    budgets: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"must be game=milliseconds pairs, got {part!r}")
+        try:
+            game = get_game(name.strip()).name
+        except GameError as e:
+            raise ValueError(str(e)) from None
+        try:
+            ms = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{game}: must be a whole number of milliseconds, got "
+                             f"{value.strip()!r}") from None
+        if not 0 <= ms <= MAX_EXACT_MS:
+            raise ValueError(f"{game}: must be between 0 and {MAX_EXACT_MS} ms, got {ms}")
+        budgets[game] = ms
+    return tuple(budgets.items())
 
 
 def _token(text: str) -> str:
@@ -115,6 +145,9 @@ SERVER: tuple[Setting, ...] = (
     Setting("shadow_solve_ms", "GAMEAI_SHADOW_SOLVE_MS", "--shadow-solve-ms",
             whole_number(0, 10_000), 20),
     Setting("ready_when", "GAMEAI_READY_WHEN", "--ready-when", _ready_when, "all"),
+    Setting("exact_ms", "GAMEAI_EXACT_MS", "--exact-ms", _exact_ms, EXACT_MS),
+    Setting("proved_max", "GAMEAI_PROVED_MAX", "--proved-max", whole_number(0, 1 << 32),
+            DEFAULT_MAX_ENTRIES),
 )
 
 

@@ -212,7 +212,9 @@ class Shadow:
         solution = SOLUTIONS.kept_text(game, key[1])
         if solution is None:
             state = game.parse(board, to_move=to_move)
-            solution = SOLUTIONS.proved(game, state, self.solve_ms / 1000)
+            shared = self.registry.exact
+            solution = (shared.solve_within(state, self.solve_ms / 1000) if shared is not None
+                        else SOLUTIONS.proved(game, state, self.solve_ms / 1000))
         if len(self._optimal_of) >= OPTIMAL_KEPT:
             self._optimal_of.clear()
         found = None if solution is None else solution.optimal_moves

@@ -32,6 +32,7 @@ from gameai.models import Evaluation, MoveValue
 from gameai.service import core, search
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest
+from gameai.service.exact import ExactPlay
 from gameai.service.lanes import BACKGROUND, INTERACTIVE, LANES, Lanes
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
@@ -85,6 +86,7 @@ class Analysis:
     lane: str
     board: str | None
     nodes: int | None = None  # the model phase's node budget (None: its depths only)
+    shared: ExactPlay | None = None  # the shared table of proved positions, read and written
 
     def updates(self) -> Generator[Update, None, None]:
         """One update per step, the last one ``done``."""
@@ -111,7 +113,8 @@ class Analysis:
         if self.time_ms > 0:
             deadline = started + self.time_ms / 1000
             window, nodes = FIRST_SLICE_SECONDS, 0
-            solution = SOLUTIONS.kept(game, self.state)
+            solution = (self.shared.lookup(self.state) if self.shared is not None
+                        else SOLUTIONS.kept(game, self.state))
             while solution is None:
                 left = deadline - time.perf_counter()
                 if left <= 0:
@@ -132,7 +135,10 @@ class Analysis:
                     yield last
                     window = min(2 * window, MAX_SLICE_SECONDS)
                     continue
-                SOLUTIONS.keep(game, self.state, solution)
+                if self.shared is not None:
+                    self.shared.record(self.state, solution)
+                else:
+                    SOLUTIONS.keep(game, self.state, solution)
             if solution is not None:
                 reason = "proved"
                 last = _proved(last, evaluation, solution, _ms(started), nodes)
@@ -181,7 +187,7 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
     bound = search.check_bound(nodes, "nodes", max_nodes)
     if bound is not None and depths[0] is not None and depths[0] > 0:
         depths.insert(0, 0)  # depth 0 always finishes: a budget never leaves no answer
-    return Analysis(session, state, depths, budget, lane, position, bound)
+    return Analysis(session, state, depths, budget, lane, position, bound, registry.exact)
 
 
 def _time_ms(value: object, most: int) -> int:

@@ -23,6 +23,9 @@ Several deployments can share one Redis by choosing different prefixes (the
                                       pinned production (auto-promotion holds off)
     p:g:{g}:token:{t}         int     version of a finished publish, so a retried publish
                                       does not create a second version (expires after 1 day)
+    p:g:{g}:proved            hash    canonical position key -> every move's exact score,
+                                      as the solver proved it (:mod:`gameai.store.proved`):
+                                      the table every server and the book builder share
 """
 
 from __future__ import annotations
@@ -95,6 +98,9 @@ class Keys:
 
     def pin(self, game: str) -> str:
         return f"{self._game(game)}:pin"
+
+    def proved(self, game: str) -> str:
+        return f"{self._game(game)}:proved"
 
     def token(self, game: str, token: str) -> str:
         return f"{self._game(game)}:token:{token}"

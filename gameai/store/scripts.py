@@ -134,3 +134,20 @@ if #gone > 0 then
 end
 return gone
 """
+
+
+PUT_PROVED = """
+-- KEYS: proved
+-- ARGV: field, entry, max_entries
+-- a position already held keeps its entry (a proof does not change); a new one is refused
+-- once the table holds max_entries: returns {1 written / 0 held / -1 full, size}
+local size = redis.call('HLEN', KEYS[1])
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  return {0, size}
+end
+if size >= tonumber(ARGV[3]) then
+  return {-1, size}
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return {1, size + 1}
+"""

@@ -43,6 +43,7 @@ from gameai.store.errors import (
     UnknownVersion,
 )
 from gameai.store.keys import Keys
+from gameai.store.proved import DEFAULT_MAX_ENTRIES, ProvedTable
 from gameai.store.records import (
     SHADOW_TALLIES,
     AliasChange,
@@ -117,6 +118,11 @@ class ModelStore:
 
     def _errors(self) -> AbstractContextManager[None]:
         return redis_errors(self._url)
+
+    def proved(self, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> ProvedTable:
+        """The table of positions the solver proved, shared by every server and the book
+        builder (:mod:`gameai.store.proved`), on this store's connection."""
+        return ProvedTable(self._redis, self.keys, self._url, max_entries=max_entries)
 
     # -- versions ------------------------------------------------------------------------
 

@@ -17,6 +17,11 @@ class Progress:
         self._bar = tqdm(total=total, unit=unit, unit_scale=True, desc=desc, file=sys.stderr,
                          dynamic_ncols=True, disable=not enabled, smoothing=0.3)
 
+    def set_total(self, total: int) -> None:
+        """The end, once it is known (the ETA follows from it)."""
+        self._bar.total = total
+        self._bar.refresh()
+
     def advance(self, n: int, *, note: str = "") -> None:
         if note:
             self._bar.set_postfix_str(note, refresh=False)

@@ -15,7 +15,13 @@ from gameai.games.mnk import search_kernel as kern
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.game import MnkGame
 from gameai.games.mnk.positions import enumerate_positions
-from gameai.games.mnk.search import Searcher, SearchTimeout, supports, to_external
+from gameai.games.mnk.search import (
+    FIRST_SLICE,
+    Searcher,
+    SearchTimeout,
+    supports,
+    to_external,
+)
 from gameai.games.mnk.solver import score_layers, solve
 
 
@@ -209,6 +215,16 @@ def test_a_time_limit_says_what_it_proved_and_resumes():
     # the table it filled stays: a later, easier question on the same searcher is exact
     easy = game.parse_moves("44444433333")
     assert searcher.solve(easy).distance == 30
+
+
+def test_a_budget_of_milliseconds_is_not_overrun_by_a_first_slice():
+    """The server's exact play gives the search a few milliseconds: the first slice of
+    nodes is sized to the deadline (it once ran 100,000 nodes, 25 ms, whatever the limit)."""
+    game = get_game("connect-four")
+    searcher = Searcher(game, tt_bits=16)  # new: no rate measured yet
+    with pytest.raises(SearchTimeout) as caught:
+        searcher.solve(game.parse_moves("4453"), time_limit=0.001)
+    assert caught.value.partial.nodes < FIRST_SLICE
 
 
 def test_finished_boards_and_other_games_are_refused():

@@ -24,6 +24,14 @@ def test_flags_win_over_the_environment() -> None:
     assert s.store_url == "redis://env:6379/0"
 
 
+def test_exact_budgets_are_read_per_game() -> None:
+    assert load_settings({}, {}).exact_ms == (("connect-four", 1),)
+    s = load_settings({"exact_ms": "connect-four=5, tictactoe=0"}, {})
+    assert s.exact_ms == (("connect-four", 5), ("tictactoe", 0))
+    off = load_settings({}, {"GAMEAI_EXACT_MS": "connect-four=0"})
+    assert off.exact_ms == (("connect-four", 0),)
+
+
 def test_games_are_normalised_and_deduplicated() -> None:
     s = load_settings({"games": "tictactoe, mnk-3x3-3 ,connect-four"}, {})
     assert s.games == ("tictactoe", "connect-four")
@@ -39,6 +47,14 @@ def test_games_are_normalised_and_deduplicated() -> None:
     ({"workers": "0"}, {}, "GAMEAI_WORKERS (--workers): must be between 1 and 64"),
     ({"grace_seconds": "1", "drain_seconds": "5"}, {}, "GAMEAI_DRAIN_SECONDS"),
     ({}, {"GAMEAI_READY_WHEN": "some"}, "GAMEAI_READY_WHEN (--ready-when): must be all"),
+    ({}, {"GAMEAI_EXACT_MS": "connect-four"}, "GAMEAI_EXACT_MS (--exact-ms): must be "
+     "game=milliseconds pairs, got 'connect-four'"),
+    ({"exact_ms": "chess=3"}, {}, "GAMEAI_EXACT_MS (--exact-ms): unknown game 'chess'"),
+    ({"exact_ms": "connect-four=fast"}, {}, "GAMEAI_EXACT_MS (--exact-ms): connect-four: "
+     "must be a whole number of milliseconds, got 'fast'"),
+    ({"exact_ms": "connect-four=5000"}, {}, "GAMEAI_EXACT_MS (--exact-ms): connect-four: "
+     "must be between 0 and 1000 ms"),
+    ({"proved_max": "-1"}, {}, "GAMEAI_PROVED_MAX (--proved-max): must be between"),
 ])
 def test_bad_values_name_the_setting(flags: dict[str, str], env: dict[str, str],
                                      message: str) -> None:

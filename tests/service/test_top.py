@@ -122,11 +122,12 @@ def test_top_beyond_the_legal_moves_lists_them_all(top_server):
 
 def test_an_answer_that_asks_nothing_new_is_as_it_was(top_server):
     a = rest(top_server, "tictactoe", "best-move", {"board": "X--|-O-|---"})
-    assert set(a) == {"game", "model_version", "move", "value", "level"}
+    assert set(a) == {"game", "model_version", "move", "value", "level", "exact"}
     g = grpc_answer(top_server, "BestMove", "tictactoe", board="X--|-O-|---")
     assert "top" not in g and "search" not in g
     searched = rest(top_server, "connect-four", "best-move", {"board": CONNECT_FOUR})
-    assert set(searched) == {"game", "model_version", "move", "value", "level", "depth"}
+    assert set(searched) == {"game", "model_version", "move", "value", "level", "depth",
+                             "exact"}
 
 
 @pytest.mark.parametrize("top", [0, -1, MAX_TOP + 1, "2", True, 2.5])

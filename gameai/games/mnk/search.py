@@ -43,6 +43,8 @@ SLOT_BYTES = 16  # the position's key and a word with its bounds (a third word o
 HUGE_PAGE = 2 << 20  # the table's alignment
 MIN_TT_BITS = 16  # 1 MB: the smallest table the shared searcher settles for
 FIRST_SLICE = 100_000  # nodes before the clock is first read
+MIN_SLICE = 2_000  # nodes a slice takes at least (about half a millisecond)
+ASSUMED_RATE = 3e6  # nodes per second before a slice was timed
 SLICE_SECONDS = 0.05  # later slices are sized to take about this long
 PROGRESS_SECONDS = 1.0  # ... or this long without a deadline, between progress reports
 # Below these plies the table keys are canonical under the mirror, and above this many
@@ -530,7 +532,7 @@ class Searcher:
         big = self.game.big
         low: kern.Score = np.int64(-big if lo is None else lo)
         high: kern.Score = np.int64(big if hi is None else hi)
-        budget = FIRST_SLICE
+        budget = self._slice(FIRST_SLICE, deadline)
         sliced = deadline is not None or progress is not None
         started, nodes = time.perf_counter(), self.nodes
         while True:
@@ -553,7 +555,17 @@ class Searcher:
                 return int(low), int(high)
             if spent > 0:
                 seconds = SLICE_SECONDS if deadline is not None else PROGRESS_SECONDS
-                budget = max(FIRST_SLICE, int(self.stats[kern.NODES] / spent * seconds))
+                budget = self._slice(max(FIRST_SLICE, int(self.stats[kern.NODES] / spent
+                                                          * seconds)), deadline)
+
+    def _slice(self, nodes: int, deadline: float | None) -> int:
+        """``nodes``, or fewer where the deadline is nearer than they take at the last
+        measured rate: a budget of a few milliseconds (the server's exact play) must not
+        run a first slice of 25 ms."""
+        if deadline is None:
+            return nodes
+        left = deadline - time.perf_counter()
+        return max(MIN_SLICE, min(nodes, int((self.rate or ASSUMED_RATE) * left)))
 
     def _moves_by_centre(self, board: Board
                          ) -> Iterator[tuple[int, int | None, Board, int | None]]:

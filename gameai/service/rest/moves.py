@@ -55,7 +55,7 @@ async def best_move(request: Request) -> Response:
     fields = await move_fields(request, "BestMove", ("level", "seed", "depth", *SEARCH))
     a = await _run(runtime, fields, core.best_move)
     body = {"game": a.game, "model_version": a.version, "move": move_json(a.move),
-            "value": a.value, "level": a.level}
+            "value": a.value, "level": a.level, "exact": a.exact}
     if a.depth is not None:
         body["depth"] = a.depth
     add_search(body, a.top, a.search)

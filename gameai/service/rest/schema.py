@@ -218,6 +218,9 @@ class BestMoveOut(BaseModel):
     top: list[TopMoveOut] | None = Field(None, description=_TOP_OUT + " (the move played "
                                          "may be another, at a level that draws)")
     search: SearchOut | None = Field(None, description=_SEARCH_OUT)
+    exact: bool = Field(False, description="true when the move is optimal by the solver's "
+                        "proof (level best, where the game has a solver budget: "
+                        "docs/levels.md); false when it is the network's move")
 
 
 class EvaluateOut(BaseModel):

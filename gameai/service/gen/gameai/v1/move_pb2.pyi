@@ -144,7 +144,7 @@ class Move(_message.Message):
     def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., index: _Optional[int] = ..., from_index: _Optional[int] = ..., from_row: _Optional[int] = ..., from_col: _Optional[int] = ...) -> None: ...
 
 class BestMoveResponse(_message.Message):
-    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "top", "search")
+    __slots__ = ("game", "model_version", "move", "value", "level", "level_enum", "top", "search", "exact")
     GAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
@@ -153,6 +153,7 @@ class BestMoveResponse(_message.Message):
     LEVEL_ENUM_FIELD_NUMBER: _ClassVar[int]
     TOP_FIELD_NUMBER: _ClassVar[int]
     SEARCH_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
     game: str
     model_version: int
     move: Move
@@ -161,7 +162,8 @@ class BestMoveResponse(_message.Message):
     level_enum: LevelName
     top: _containers.RepeatedCompositeFieldContainer[TopMove]
     search: SearchReport
-    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ...) -> None: ...
+    exact: bool
+    def __init__(self, game: _Optional[str] = ..., model_version: _Optional[int] = ..., move: _Optional[_Union[Move, _Mapping]] = ..., value: _Optional[float] = ..., level: _Optional[str] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., top: _Optional[_Iterable[_Union[TopMove, _Mapping]]] = ..., search: _Optional[_Union[SearchReport, _Mapping]] = ..., exact: _Optional[bool] = ...) -> None: ...
 
 class TopMove(_message.Message):
     __slots__ = ("move", "line")

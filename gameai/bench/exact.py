@@ -1,0 +1,187 @@
+"""``gameai bench exact``: what exact play at level best costs in best-move latency.
+
+Starts an embedded Redis holding a Connect Four n-tuple network (the default shape, trained
+for ``--train-games`` self-play games) as production, and one ``gameai serve`` process per
+solver budget (``--budgets``, milliseconds: ``0`` is the network alone), all on the same
+store. In each round (``--rounds``) every server is driven in turn by ``--clients``
+concurrent REST clients (keep-alive HTTP/1.1, in a separate process) for ``--seconds``,
+with the same requests: positions of seeded random games, the ply drawn uniformly from 0
+to 40, a new draw each round. Reported per budget: p50/p99 latency, requests per second,
+and the share of answers that said ``exact: true``, overall and by ply.
+
+The servers share the store, so a budget's proofs of one round are in the shared table at
+the next (as live traffic grows the book); the budget-0 server never reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import random
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from gameai.bench.server import percentile, review_model
+
+GAME = "connect-four"
+MAX_PLY = 40
+PLY_BANDS = ((0, 9), (10, 19), (20, 29), (30, 40))
+
+
+def main(args: argparse.Namespace) -> int:
+    from gameai.store import ModelStore, RedisServer
+
+    budgets = [int(b) for b in str(args.budgets).split(",") if b.strip()]
+    report: dict[str, Any] = {"load_average_before": os.getloadavg(), "cpus": os.cpu_count(),
+                              "clients": args.clients, "seconds": args.seconds,
+                              "rounds": args.rounds, "workers": args.workers,
+                              "train_games": args.train_games}
+    runs: dict[int, list[dict[str, Any]]] = {b: [] for b in budgets}
+    with tempfile.TemporaryDirectory() as tmp, \
+            RedisServer(tmp, tcp=True, persist=False) as redis, \
+            contextlib.ExitStack() as servers, \
+            multiprocessing.get_context("spawn").Pool(1) as clients:
+        store = ModelStore.from_url(redis.url)
+        model = review_model(args.train_games)
+        version = store.publish(model.to_bytes(), by="bench").version
+        store.set_alias(game=GAME, alias="production", version=version, by="bench")
+        ports = {b: servers.enter_context(_serving(redis.url, b, args.workers))
+                 for b in budgets}
+        for round_number in range(args.rounds):
+            positions = draw_positions(random.Random(round_number), args.positions)
+            for budget in budgets:
+                runs[budget].append(clients.apply(
+                    _drive, (ports[budget], positions, args.clients, args.seconds)))
+        report["table_size"] = store.proved().size(game=GAME)
+        store.close()
+    report["load_average_after"] = os.getloadavg()
+    report["budgets"] = {str(b): summarize(r) for b, r in runs.items()}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0
+
+
+def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
+    """``count`` live Connect Four positions as ``(moves, ply)``: seeded random games cut
+    at a ply drawn uniformly from 0 to :data:`MAX_PLY` (a game that ends first is drawn
+    again)."""
+    from gameai.games import get_game
+
+    game = get_game(GAME)
+    out: list[tuple[str, int]] = []
+    while len(out) < count:
+        ply = rng.randint(0, MAX_PLY)
+        state, moves = game.initial(), []
+        for _ in range(ply):
+            action = rng.choice(state.legal_actions())
+            state = state.play(action)
+            moves.append(str(action % game.cols + 1))
+            if state.is_over():
+                break
+        if not state.is_over():
+            out.append(("".join(moves), ply))
+    return out
+
+
+@contextlib.contextmanager
+def _serving(url: str, budget: int, workers: int) -> Iterator[int]:
+    """A ``gameai serve`` of Connect Four with the solver budget ``budget`` ms: its HTTP
+    port."""
+    from gameai.bench.server import serving
+
+    with serving(url, workers, games=(GAME,),
+                 env={"GAMEAI_EXACT_MS": f"{GAME}={budget}"}) as (http_port, _, _):
+        yield http_port
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    latencies = sorted(x for r in runs for x in r["latencies"])
+    answers = [a for r in runs for a in r["answers"]]
+    bands = {}
+    for low, high in PLY_BANDS:
+        inside = [exact for ply, exact in answers if low <= ply <= high]
+        bands[f"{low}-{high}"] = sum(inside) / len(inside) if inside else None
+    return {"requests": len(latencies), "errors": sum(r["errors"] for r in runs),
+            "failures": [f for r in runs for f in r["failures"]][:5],
+            "rate": sum(r["count"] for r in runs) / sum(r["seconds"] for r in runs),
+            "p50_ms": percentile(latencies, 50) * 1e3,
+            "p99_ms": percentile(latencies, 99) * 1e3,
+            "exact_share": sum(e for _, e in answers) / max(1, len(answers)),
+            "exact_share_by_ply": bands}
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(f"Connect Four best-move over REST, {report['clients']} clients, "
+          f"{report['workers']} worker(s), {report['rounds']} round(s) of "
+          f"{report['seconds']:g} s per budget")
+    for budget, s in report["budgets"].items():
+        bands = ", ".join(f"{band} {share:.0%}" if share is not None else f"{band} -"
+                          for band, share in s["exact_share_by_ply"].items())
+        print(f"  budget {budget:>3} ms: p50 {s['p50_ms']:.2f} ms, p99 {s['p99_ms']:.2f} ms, "
+              f"{s['rate']:,.0f}/s, {s['errors']} errors; exact {s['exact_share']:.0%} "
+              f"(by ply: {bands})")
+    print(f"  shared table: {report['table_size']:,} positions; load average before/after: "
+          f"{report['load_average_before'][0]:.2f}/{report['load_average_after'][0]:.2f} "
+          f"on {report['cpus']} cpus")
+
+
+def _drive(port: int, positions: list[tuple[str, int]], clients: int, seconds: float
+           ) -> dict[str, Any]:
+    return asyncio.run(_clients(port, positions, clients, seconds))
+
+
+async def _clients(port: int, positions: list[tuple[str, int]], clients: int,
+                   seconds: float) -> dict[str, Any]:
+    """``clients`` keep-alive connections sending the positions in turn (each once at
+    most); latencies after a 0.3 s warm-up."""
+    latencies: list[float] = []
+    answers: list[tuple[int, bool]] = []
+    errors = [0]
+    failures: list[str] = []
+    warm_until = time.perf_counter() + 0.3
+    end = warm_until + seconds
+
+    async def one_client(offset: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for i in range(offset, len(positions), clients):
+            started = time.perf_counter()
+            if started >= end:
+                break
+            moves, ply = positions[i]
+            body = json.dumps({"moves": moves}).encode()
+            writer.write(b"POST /v1/games/" + GAME.encode() + b"/best-move HTTP/1.1\r\n"
+                         b"Host: bench\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(int(line[15:]) for line in head.split(b"\r\n")
+                              if line[:15].lower() == b"content-length:")
+                answer = await reader.readexactly(length)
+            except (ConnectionError, asyncio.IncompleteReadError) as e:
+                errors[0] += 1
+                failures.append(f"{type(e).__name__}: {e}")
+                writer.close()
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                continue
+            if started < warm_until:
+                continue
+            latencies.append(time.perf_counter() - started)
+            if head.startswith(b"HTTP/1.1 200"):
+                answers.append((ply, bool(json.loads(answer).get("exact"))))
+            else:
+                errors[0] += 1
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one_client(i) for i in range(clients)))
+    spent = min(time.perf_counter(), end) - max(started, warm_until)
+    return {"count": len(latencies), "latencies": latencies, "answers": answers,
+            "errors": errors[0], "failures": failures[:5], "seconds": max(spent, 1e-9)}

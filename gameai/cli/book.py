@@ -1,0 +1,122 @@
+"""``gameai book build``: prove the positions the served model's games reach and write them
+to the store's shared table of proved positions (:mod:`gameai.trainer.book_builder`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive
+from gameai.cli.train import store_options
+
+if TYPE_CHECKING:
+    from gameai.trainer import book_builder
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``gameai book``."""
+    p = sub.add_parser("book", help="the opening book: proved positions every server reads",
+                       description="The opening book: positions the solver proved, in the "
+                       "store's shared table that every server reads at level best and in "
+                       "hints (docs/solver.md).")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    b = actions.add_parser(
+        "build", help="prove the positions the served model's games reach",
+        description="Play --games games of the served model (one side each in turn, its "
+        "best move, against a uniformly random opponent), then prove every position they "
+        "reach up to ply --plies, deepest first, and write each to the shared table. "
+        "Resumable: positions the table holds are skipped, so run it again to go on.")
+    b.add_argument("--game", required=True)
+    b.add_argument("--plies", type=int, required=True, metavar="N",
+                   help="prove positions up to this ply (moves played)")
+    b.add_argument("--from-ply", type=int, default=0, metavar="P",
+                   help="stop after this ply (default 0: down to the start)")
+    b.add_argument("--games", type=positive, default=1000, metavar="N",
+                   help="games of the served model that choose the positions (1000)")
+    b.add_argument("--seed", type=int, default=0, help="the random opponent's seed (0)")
+    b.add_argument("--model", default="production",
+                   help="the version or alias whose games count (production)")
+    b.add_argument("--workers", type=positive, metavar="N",
+                   help="local solver processes (default: every core)")
+    b.add_argument("--cluster", metavar="ADDRESS", help="prove on the Ray cluster whose "
+                   "head is at ADDRESS (host:port, or 'auto') instead of local processes")
+    b.add_argument("--time-limit", type=float, default=0.0, metavar="S",
+                   help="seconds a position may take (0: no limit; one out of time is "
+                   "left for the next run)")
+    b.add_argument("--proved-max", type=positive, metavar="N", help="positions the table "
+                   "keeps per game (default: $GAMEAI_PROVED_MAX or 1000000)")
+    store_options(b)
+    b.add_argument("--json", action="store_true", help="print the report as JSON")
+    b.set_defaults(func=run_build)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from gameai.games import GameError, get_game
+    from gameai.store import StoreError, StoreUnavailable
+    from gameai.store.connect import StoreSettings, store_url
+    from gameai.store.proved import DEFAULT_MAX_ENTRIES
+    from gameai.trainer import book_builder
+    from gameai.trainer.progress import Progress
+
+    try:
+        game = get_game(args.game).name
+    except GameError as e:
+        raise CommandError(str(e), USAGE) from None
+    if args.plies < 0 or not 0 <= args.from_ply <= args.plies:
+        raise CommandError("--plies must be 0 or more and --from-ply from 0 to --plies",
+                           USAGE)
+    max_entries = args.proved_max or int(os.environ.get("GAMEAI_PROVED_MAX",
+                                                        DEFAULT_MAX_ENTRIES))
+    settings = StoreSettings.load(vars(args))
+    try:
+        with store_url(settings) as url:
+            from gameai.store import ModelStore
+
+            with ModelStore.from_url(url, prefix=settings.prefix) as store:
+                record = store.require(game=game, ref=args.model)
+                model = store.load(game=game, version=record.version)
+            workers, backend, pool = _pool(args)
+            with pool as submit, Progress(total=None, unit=" positions",
+                                          desc=f"book {game}",
+                                          enabled=not args.json) as bar:
+                report = book_builder.build_book(
+                    model, store_url=url, prefix=settings.prefix, plies=args.plies,
+                    games=args.games, submit=submit, workers=workers, backend=backend,
+                    from_ply=args.from_ply, seed=args.seed, max_entries=max_entries,
+                    time_limit=args.time_limit or None, progress=bar,
+                    notes=lambda text: print(text, file=sys.stderr))
+    except StoreUnavailable as e:
+        raise CommandError(str(e), STORE_DOWN) from e
+    except StoreError as e:
+        raise CommandError(str(e)) from e
+    out = {"game": report.game, "version": record.version, "plies": report.plies,
+           "games": report.games, "workers": report.workers, "backend": report.backend,
+           "by_ply": [p.to_json() for p in report.by_ply]}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        proved = sum(p.proved for p in report.by_ply)
+        seconds = sum(p.seconds for p in report.by_ply)
+        print(f"{game} book to ply {args.plies} from version {record.version}: {proved} "
+              f"positions proved in {seconds:.1f} s on {workers} {backend} worker(s)")
+    return 1 if any(p.timed_out for p in report.by_ply) else 0
+
+
+def _pool(args: argparse.Namespace
+          ) -> tuple[int, str, AbstractContextManager[book_builder.Submit]]:
+    from gameai.trainer import book_builder
+
+    if args.cluster:
+        from gameai.trainer.selfplay.ray import RayUnavailable, connect
+
+        try:
+            cluster = connect(args.cluster)
+        except RayUnavailable as e:
+            raise CommandError(str(e), USAGE) from e
+        return int(cluster["cpus"]), "ray", book_builder.ray_pool()
+    workers = args.workers or len(os.sched_getaffinity(0))
+    return workers, "local", book_builder.local_pool(workers)

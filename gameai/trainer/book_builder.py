@@ -1,0 +1,260 @@
+"""The book builder: proves the positions the served model's games reach, deepest first,
+and writes them to the store's shared table of proved positions
+(:class:`gameai.store.ProvedTable`), the table every server reads at level best and in
+hints (docs/levels.md, "Exact play").
+
+**Which positions.** The served model (``production`` unless told otherwise) plays
+``games`` games, one side each in turn, at its best move as the server plays it (its
+search's best move, for a model that searches), against an opponent that plays uniformly at
+random: the positions a population of players meets against it. Every live position up to
+ply ``plies`` is kept once up to symmetry (the table's key).
+
+**In what order.** From the end of the opening back towards the start: every position of
+ply ``plies`` first, then ``plies - 1``, down to ``from_ply``; the deeper positions are the
+cheaper ones, and the book is useful from the first ply proved.
+
+**Distributed like self-play.** Positions go out in small chunks to local processes (each
+with its own solver) or to Ray tasks across a cluster (:mod:`gameai.trainer.selfplay.ray`
+connects); each worker writes its proofs to the table itself.
+
+**Resumable.** The table is the book's state: a position already held is not sent again,
+so a stopped build started again goes on where it was (and a second builder, or live
+traffic, only helps).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import math
+import multiprocessing
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gameai.games import Game, State, TooLarge, get_game
+from gameai.models import Model
+
+CHUNK = 8  # positions per task: small, so the deepest plies spread over every worker
+LOOKUP_CHUNK = 500  # positions per table read when finding what is left
+
+
+@dataclass
+class PlyReport:
+    """One ply of a build: positions reached, already held, proved now, and what failed."""
+
+    ply: int
+    positions: int
+    held: int = 0
+    proved: int = 0
+    timed_out: int = 0
+    full: int = 0
+    seconds: float = 0.0  # wall time of the ply's proofs
+    solve_seconds: float = 0.0  # solver time summed over the workers
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class BookReport:
+    game: str
+    plies: int
+    games: int
+    workers: int
+    backend: str
+    by_ply: list[PlyReport] = field(default_factory=list)
+
+
+def model_move(model: Model, state: State) -> int:
+    """The move the server plays at level best by the network: its search's best move for a
+    model that searches (at its default depth), else its best value."""
+    if model.default_depth is not None:
+        return model.search(state, model.default_depth, best_only=True).best.action_id
+    return model.evaluate(state).best.action_id
+
+
+def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0
+                      ) -> list[list[State]]:
+    """The live positions up to ply ``plies`` of ``games`` games of ``model`` (as X in even
+    games, as O in odd ones) against a uniformly random opponent, one per canonical key:
+    ``[ply] -> positions``."""
+    game = model.game
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    by_ply: list[list[State]] = [[] for _ in range(plies + 1)]
+    for number in range(games):
+        model_side = "X" if number % 2 == 0 else "O"
+        state = game.initial()
+        for ply in range(plies + 1):
+            if state.is_over():
+                break
+            key = state.canonical()[0]
+            if key not in seen:
+                seen.add(key)
+                by_ply[ply].append(state)
+            if ply == plies:
+                break
+            action = model_move(model, state) if state.to_move == model_side \
+                else rng.choice(state.legal_actions())
+            state = state.play(action)
+    return by_ply
+
+
+def prove_chunk(store_url: str, prefix: str, max_entries: int, game_name: str,
+                positions: list[tuple[str, str]], time_limit: float | None
+                ) -> list[tuple[str, float]]:
+    """Prove each position (board text, side to move) not yet held and write it to the
+    table: ``(result, solver seconds)`` each, result ``held``, ``written``, ``full`` or
+    ``timeout``. Runs in a worker process or a Ray task; the store is opened once per
+    worker."""
+    game = get_game(game_name)
+    table = _worker_store(store_url, prefix).proved(max_entries=max_entries)
+    out = []
+    for text, side in positions:
+        state = game.parse(text, to_move=side)
+        if table.get(state) is not None:
+            out.append(("held", 0.0))
+            continue
+        started = time.perf_counter()
+        try:
+            solution = game.solve(state, time_limit=time_limit)
+        except TooLarge:
+            out.append(("timeout", time.perf_counter() - started))
+            continue
+        seconds = time.perf_counter() - started
+        out.append((table.put(state, solution)[0], seconds))
+    return out
+
+
+_stores: dict[tuple[str, str], Any] = {}
+
+
+def _worker_store(url: str, prefix: str) -> Any:
+    from gameai.store import ModelStore
+
+    store = _stores.get((url, prefix))
+    if store is None:
+        store = _stores[url, prefix] = ModelStore.from_url(url, prefix=prefix)
+    return store
+
+
+Submit = Callable[..., "cf.Future[list[tuple[str, float]]]"]
+
+
+@contextlib.contextmanager
+def local_pool(workers: int) -> Iterator[Submit]:
+    """``workers`` local processes (spawned: each loads its own solver)."""
+    context = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        yield lambda *args: pool.submit(prove_chunk, *args)
+
+
+@contextlib.contextmanager
+def ray_pool() -> Iterator[Submit]:
+    """Ray tasks on the cluster :func:`gameai.trainer.selfplay.ray.connect` joined, one CPU
+    each."""
+    import ray
+
+    remote = ray.remote(num_cpus=1)(prove_chunk)
+    yield lambda *args: remote.remote(*args).future()
+
+
+def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: int,
+               submit: Submit, workers: int, backend: str = "local", from_ply: int = 0,
+               seed: int = 0, max_entries: int, time_limit: float | None = None,
+               progress: Any = None, notes: Callable[[str], None] = lambda _: None
+               ) -> BookReport:
+    """Prove the positions ``model``'s games reach (:func:`reached_positions`), from ply
+    ``plies`` down to ``from_ply``, writing each to the table as it is proved.
+
+    Args:
+        submit: runs :func:`prove_chunk` somewhere (:func:`local_pool`, :func:`ray_pool`).
+        progress: a :class:`gameai.trainer.progress.Progress`-like bar (``advance``),
+            advanced once per position settled.
+        notes: told, after each ply, what it took and an estimate of what is left.
+    """
+    from gameai.store import ModelStore
+
+    game: Game = model.game
+    report = BookReport(game.name, plies, games, workers, backend)
+    by_ply = reached_positions(model, plies=plies, games=games, seed=seed)
+    with ModelStore.from_url(store_url, prefix=prefix) as store:
+        table = store.proved(max_entries=max_entries)
+        left = {p: _unheld(table, by_ply[p]) for p in range(from_ply, plies + 1)}
+    if progress is not None:
+        progress.set_total(sum(len(v) for v in left.values()))
+    per_position: dict[int, float] = {}  # wall seconds per position proved, by ply
+    for ply in range(plies, from_ply - 1, -1):
+        todo = left[ply]
+        done = PlyReport(ply, len(by_ply[ply]), held=len(by_ply[ply]) - len(todo))
+        started = time.perf_counter()
+        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+        futures = [submit(store_url, prefix, max_entries, game.name,
+                          [(str(s), s.to_move) for s in chunk], time_limit)
+                   for chunk in chunks]
+        for future in cf.as_completed(futures):
+            results = future.result()
+            for result, seconds in results:
+                done.solve_seconds += seconds
+                if result == "written":
+                    done.proved += 1
+                elif result == "held":
+                    done.held += 1
+                elif result == "full":
+                    done.full += 1
+                else:
+                    done.timed_out += 1
+            if progress is not None:
+                progress.advance(len(results), note=f"ply {ply}")
+        done.seconds = time.perf_counter() - started
+        report.by_ply.append(done)
+        if todo:
+            per_position[ply] = done.solve_seconds / len(todo)
+        notes(_estimate(ply, done, per_position, left, from_ply, workers))
+    return report
+
+
+def _unheld(table: Any, states: list[State]) -> list[State]:
+    out = []
+    for i in range(0, len(states), LOOKUP_CHUNK):
+        chunk = states[i:i + LOOKUP_CHUNK]
+        out += [s for s, got in zip(chunk, table.get_many(chunk), strict=True) if got is None]
+    return out
+
+
+def _estimate(ply: int, done: PlyReport, per_position: dict[int, float],
+              left: dict[int, list[State]], from_ply: int, workers: int) -> str:
+    """What a ply took and what is left, in words: the positions of the shallower plies
+    times the last ply's solver seconds per position, grown ply by ply by the mean factor
+    measured so far (:func:`_growth`), over ``workers``."""
+    text = (f"ply {ply}: {done.positions} positions, {done.held} held, {done.proved} proved, "
+            f"{done.timed_out} out of time, {done.full} refused (table full) in "
+            f"{done.seconds:.1f} s ({done.solve_seconds:.1f} s of solver time)")
+    if ply == from_ply or ply not in per_position:
+        return text
+    growth = _growth(per_position)
+    estimate, cost = 0.0, per_position[ply]
+    for shallower in range(ply - 1, from_ply - 1, -1):
+        cost *= growth
+        estimate += cost * len(left[shallower])
+    remaining = sum(len(left[p]) for p in range(from_ply, ply))
+    return (f"{text}; left: {remaining} positions, about {estimate:,.0f} s of solver time "
+            f"({estimate / max(1, workers):,.0f} s on {workers} worker(s)), each ply "
+            f"{growth:.1f}x the one after it")
+
+
+def _growth(per_position: dict[int, float]) -> float:
+    """How much dearer a position gets a ply nearer the start: the factor of a straight
+    line fitted to the logarithm of the cost per position against the ply, over every ply
+    measured (one ply to the next swings, odd plies against even ones, and the first
+    includes loading the solver), at least 1."""
+    measured = sorted(p for p, cost in per_position.items() if cost > 0)
+    if len(measured) < 2:
+        return 1.0
+    slope = np.polyfit(measured, [math.log(per_position[p]) for p in measured], 1)[0]
+    return max(1.0, math.exp(-slope))

@@ -1,0 +1,199 @@
+"""Exact play at level best (:mod:`gameai.service.exact`), with real servers over one real
+store: a position the solver proves within the game's budget is answered with the proved
+move and ``exact: true`` on both transports, the proof is written to the store's shared
+table, a second server reads it from there (a hit, no solve), the table stays within its
+bound, and an early position the budget cannot prove gets the network's move with
+``exact: false``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+import httpx
+import pytest
+
+from gameai.games import get_game
+from gameai.service.analysis import SOLUTIONS
+from gameai.service.gen.gameai.v1 import move_pb2, move_pb2_grpc
+from gameai.store import ModelStore, RedisServer
+from tests.service.conftest import RunningServer, empty_model, new_store
+from tests.service.test_rollout import wait_until
+
+GAME = "connect-four"
+C4 = get_game(GAME)
+DRAWN = "111561466663112343747547223422774655235375"  # a drawn 42-ply game
+LATE = DRAWN[:28]  # O loses in 14 plies whatever it does but in column 5 (then in 14, too)
+EARLY = "4453"
+
+
+@pytest.fixture
+def c4_store(redis_server: RedisServer) -> Iterator[ModelStore]:
+    """A store whose Connect Four production knows nothing: it plays the first legal
+    column, so a proved move is told apart from the network's."""
+    store = new_store(redis_server.url)
+    record = store.publish(empty_model(GAME).to_bytes(), by="tests")
+    store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+    SOLUTIONS.forget()  # each server of a test starts as a fresh process would
+    yield store
+    store.close()
+    SOLUTIONS.forget()
+
+
+def best(server: RunningServer, moves: str) -> dict:
+    r = httpx.post(f"{server.http}/v1/games/{GAME}/best-move", json={"moves": moves},
+                   timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def ready(server: RunningServer) -> RunningServer:
+    """The server once its production is loaded (a network that searches warms for
+    seconds on a loaded machine)."""
+    wait_until(lambda: httpx.get(f"{server.http}/readyz").status_code == 200, timeout=60)
+    return server
+
+
+def sample(server: RunningServer, name: str, **labels: str) -> float:
+    assert server.server.exact.flush()  # proofs are written off the request path
+    return server.metrics.registry.get_sample_value(name, {"game": GAME, **labels}) or 0.0
+
+
+def optimal_columns(moves: str) -> set[int]:
+    return {m % C4.cols for m in C4.solve(C4.parse_moves(moves)).optimal_moves}
+
+
+def test_a_late_position_gets_the_proved_move_on_both_transports(c4_store, start_server):
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    network = best(start_server(c4_store, games=(GAME,), exact_ms=()), LATE)
+    assert network["exact"] is False
+    assert network["move"]["col"] not in optimal_columns(LATE)  # the network errs here
+    body = best(server, LATE)
+    assert body["exact"] is True and body["level"] == "best"
+    assert body["move"]["col"] in optimal_columns(LATE)
+    with grpc.insecure_channel(server.grpc) as channel:
+        stub = move_pb2_grpc.MoveServiceStub(channel)
+        answer = stub.BestMove(move_pb2.BestMoveRequest(game=GAME, moves=LATE))
+    assert answer.exact and answer.move.col == body["move"]["col"]
+    assert sample(server, "gameai_proved_writes_total", result="written") == 1
+    assert sample(server, "gameai_proved_size") == 1
+    assert sample(server, "gameai_exact_moves_total", exact="true") == 2
+    assert c4_store.proved().get(C4.parse_moves(LATE)) is not None
+
+
+def test_other_levels_are_never_exact(c4_store, start_server):
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    r = httpx.post(f"{server.http}/v1/games/{GAME}/best-move",
+                   json={"moves": LATE, "level": "beginner", "seed": 3}, timeout=30)
+    assert r.status_code == 200 and r.json()["exact"] is False
+
+
+def test_a_second_server_reads_the_first_servers_proof(c4_store, redis_server, start_server):
+    first = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    assert best(first, LATE)["exact"] is True
+    assert sample(first, "gameai_proved_misses_total") == 1
+    SOLUTIONS.forget()  # the second server is another process: it holds nothing
+    other = ModelStore.from_url(redis_server.url, prefix=c4_store.prefix)
+    try:
+        second = start_server(other, games=(GAME,), exact_ms=((GAME, 200),))
+        body = best(second, LATE)
+    finally:
+        other.close()
+    assert body["exact"] is True and body["move"]["col"] in optimal_columns(LATE)
+    assert sample(second, "gameai_proved_hits_total") == 1
+    assert sample(second, "gameai_proved_writes_total", result="written") == 0  # no solve
+
+
+def test_hints_read_and_write_the_shared_table(c4_store, start_server):
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    late = DRAWN[:30]
+    r = httpx.post(f"{server.http}/v1/games/{GAME}/analyze", json={"moves": late},
+                   timeout=30)
+    assert r.status_code == 200 and r.json()["outcome"] == "win"
+    assert sample(server, "gameai_proved_writes_total", result="written") == 1
+    SOLUTIONS.forget()
+    r = httpx.post(f"{server.http}/v1/games/{GAME}/analyze", json={"moves": late},
+                   timeout=30)
+    assert r.json()["outcome"] == "win" and sample(server, "gameai_proved_hits_total") == 1
+
+
+def test_the_table_stays_within_its_bound(c4_store, start_server):
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),), proved_max=1)
+    assert best(server, DRAWN[:28])["exact"] is True
+    assert best(server, DRAWN[:30])["exact"] is True  # proved, played, not kept in the table
+    assert sample(server, "gameai_proved_writes_total", result="written") == 1
+    assert sample(server, "gameai_proved_writes_total", result="full") == 1
+    assert c4_store.proved().size(game=GAME) == 1
+
+
+def test_an_early_position_under_a_tiny_budget_gets_the_networks_move(c4_store,
+                                                                       start_server):
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 1),))
+    network = best(start_server(c4_store, games=(GAME,), exact_ms=()), EARLY)
+    body = best(server, EARLY)
+    assert body["exact"] is False and body["move"] == network["move"]
+    assert sample(server, "gameai_exact_moves_total", exact="false") == 1
+    assert c4_store.proved().size(game=GAME) == 0
+
+
+def test_a_game_without_a_budget_never_reads_the_table(c4_store, start_server):
+    c4_store.proved().put(C4.parse_moves(LATE), C4.solve(C4.parse_moves(LATE)))
+    server = start_server(c4_store, games=(GAME,), exact_ms=())
+    assert best(server, LATE)["exact"] is False
+    assert sample(server, "gameai_proved_hits_total") == 0
+
+
+def test_a_network_that_searches_for_its_best_move_alone_plays_the_proved_one(
+        redis_server, start_server):
+    """An n-tuple network's search at level best values its best move only; where that is
+    not optimal, the proved move is still answered (once a 500: no value for it)."""
+    from tests.service.conftest import random_ntuple
+
+    erred = "427426425534354554127"  # the network plays column 3; only column 6 is optimal
+    store = new_store(redis_server.url)
+    try:
+        record = store.publish(random_ntuple(GAME).to_bytes(), by="tests")
+        store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+        network = best(ready(start_server(store, games=(GAME,), exact_ms=())), erred)
+        assert network["move"]["col"] not in optimal_columns(erred)
+        body = best(ready(start_server(store, games=(GAME,), exact_ms=((GAME, 200),))),
+                    erred)
+    finally:
+        store.close()
+        SOLUTIONS.forget()
+    assert body["exact"] is True and body["move"]["col"] in optimal_columns(erred)
+    assert "depth" in body
+
+
+def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
+    from gameai.service.exact import PROBE_EVERY, TRIES_BEFORE_JUDGING, Stages
+
+    stages, early, late = Stages(), (GAME, 40), (GAME, 10)
+    for _ in range(TRIES_BEFORE_JUDGING):
+        assert stages.worth_trying(early) and stages.worth_trying(late)
+        stages.count(early, proved=False)
+        stages.count(late, proved=True)
+    asked = [stages.worth_trying(early) for _ in range(3 * PROBE_EVERY)]
+    assert sum(asked) == 3  # probes: the rate is measured again
+    assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
+
+
+def test_reviews_and_streams_share_their_proofs(c4_store, start_server):
+    """A review's proofs go to the shared table; a streamed analysis on another server
+    reads one from there instead of solving it."""
+    first = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    r = httpx.post(f"{first.http}/v1/games/{GAME}/review",
+                   json={"moves": DRAWN, "solve_ms": 2000}, timeout=60)
+    assert r.status_code == 200, r.text
+    proved = r.json()["proved"]
+    assert proved > 0
+    assert sample(first, "gameai_proved_writes_total", result="written") == proved
+    assert c4_store.proved().size(game=GAME) == proved
+    SOLUTIONS.forget()
+    second = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    with httpx.stream("POST", f"{second.http}/v1/games/{GAME}/analyze/stream",
+                      json={"moves": DRAWN[:40], "time_ms": 2000}, timeout=60) as events:
+        text = "".join(events.iter_text())
+    assert '"proved"' in text
+    assert sample(second, "gameai_proved_hits_total") == 1
+    assert sample(second, "gameai_proved_writes_total", result="written") == 0

@@ -1,0 +1,72 @@
+"""The shared table of proved positions (:mod:`gameai.store.proved`) on a real Redis: what a
+writer puts is read back as the solver's solution, in the asker's orientation (a Connect
+Four position and its mirror share one entry), the table is bounded, and an entry that is
+not a solution of the position reads as missing."""
+
+from __future__ import annotations
+
+from gameai.games import get_game
+from gameai.store import ModelStore
+
+C4 = get_game("connect-four")
+TTT = get_game("tictactoe")
+GAME = "111561466663112343747547223422774655235375"  # a drawn 42-ply game
+LATE = GAME[:28]  # O loses in 14; only column 5 holds out
+MIRROR = "".join(str(8 - int(c)) for c in LATE)
+
+
+def fields(solution):
+    return sorted((m.move, m.score, m.outcome, m.distance, m.optimal) for m in solution.moves)
+
+
+def test_a_proof_reads_back_as_the_solvers_solution(store: ModelStore):
+    table = store.proved()
+    state = C4.parse_moves(LATE)
+    assert table.get(state) is None
+    solution = C4.solve(state)
+    assert table.put(state, solution) == ("written", 1)
+    got = table.get(state)
+    assert got is not None
+    assert fields(got) == fields(solution)
+    assert (got.value, got.outcome, got.distance) == (solution.value, solution.outcome,
+                                                      solution.distance)
+    assert got.optimal_moves == solution.optimal_moves
+
+
+def test_the_mirror_image_shares_the_entry_in_its_own_orientation(store: ModelStore):
+    table = store.proved()
+    state, mirror = C4.parse_moves(LATE), C4.parse_moves(MIRROR)
+    table.put(state, C4.solve(state))
+    assert table.put(mirror, C4.solve(mirror)) == ("held", 1)  # one entry for both
+    got = table.get(mirror)
+    assert got is not None and fields(got) == fields(C4.solve(mirror))
+    assert fields(got) != fields(C4.solve(state))  # the moves were mapped, not copied
+
+
+def test_the_table_is_bounded(store: ModelStore):
+    table = store.proved(max_entries=2)
+    states = [C4.parse_moves(GAME[:n]) for n in (28, 30, 32)]
+    results = [table.put(s, C4.solve(s)) for s in states]
+    assert results == [("written", 1), ("written", 2), ("full", 2)]
+    assert table.size(game=C4.name) == 2
+    assert table.get(states[2]) is None and table.get(states[0]) is not None
+
+
+def test_games_have_their_own_tables(store: ModelStore):
+    table = store.proved(max_entries=1)
+    c4, ttt = C4.parse_moves(LATE), TTT.parse("X--|-O-|---")
+    assert table.put(c4, C4.solve(c4))[0] == "written"
+    assert table.put(ttt, TTT.solve(ttt))[0] == "written"
+    got = table.get(ttt)
+    assert got is not None and fields(got) == fields(TTT.solve(ttt))
+    assert table.size(game=C4.name) == table.size(game=TTT.name) == 1
+
+
+def test_an_entry_that_is_not_a_solution_reads_as_missing(store: ModelStore):
+    table = store.proved()
+    state = C4.parse_moves(LATE)
+    key, _ = state.canonical()
+    client = store._redis  # what another program, or damage, could have left there
+    for wrong in ("garbage", "38:5:w:17", "38:5:x:17,39:1:w:2", ""):
+        client.hset(store.keys.proved(C4.name), str(key), wrong)
+        assert table.get(state) is None, wrong
