@@ -228,6 +228,11 @@ def _check_until(learner: Learner, report: dict[str, Any], needs_tree: bool,
         raise CannotTrain("--until-unbeatable and --until-perfect need the exhaustive "
                           f"opponent, which is omitted for {learner.game.name}: "
                           f"{omitted.get('losses_as_x') or omitted.get('losses_as_o')}")
+    served = report.get("served") or {}
+    if needs_tree and "omitted" in served:
+        raise CannotTrain("--until-unbeatable and --until-perfect judge the policy a server "
+                          f"plays ({served['policy']}), whose exhaustive test is omitted for "
+                          f"{learner.game.name}: {served['omitted']}")
     if needs_solver and "optimal_move_rate" in omitted:
         raise CannotTrain("--until-perfect needs the exact solver, which is omitted for "
                           f"{learner.game.name}: {omitted['optimal_move_rate']}")

@@ -21,8 +21,14 @@ import sys
 import pytest
 
 from gameai.games import get_game
-from gameai.trainer.evaluation.evaluate import line_outcomes, perfect, unbeatable
-from gameai.trainer.training import CannotTrain, TrainResult, make_learner, train
+from gameai.trainer.evaluation.evaluate import (
+    SERVED_TREE_CELLS,
+    line_outcomes,
+    perfect,
+    served_figures,
+    unbeatable,
+)
+from gameai.trainer.training import CannotTrain, TrainResult, _check_until, make_learner, train
 
 SEEDS = range(1, 11)
 # every game with a stop rule whose runs take seconds (four-in-a-row's take minutes: its
@@ -147,3 +153,18 @@ def test_the_help_promises_what_the_stop_rule_does():
     text = " ".join(out.split())
     assert "loses no line as X nor as O" not in text
     assert "the loser is asked nothing" in text
+
+
+def test_a_board_too_large_for_the_served_trees_is_refused_not_run_forever():
+    """Past SERVED_TREE_CELLS the served policy's trees are omitted with the reason, and an
+    until-run refuses at its first checkpoint instead of never stopping."""
+    game = get_game("mnk-4x5-4")
+    learner = make_learner(game, "ntuple", seed=1)
+    served = served_figures(learner.export(), {})
+    assert served is not None and served["policy"] == "depth 2"
+    assert f"more than {SERVED_TREE_CELLS} cells" in served["omitted"]
+    report = {"omitted": {}, "served": served}
+    assert unbeatable(report) is False
+    with pytest.raises(CannotTrain, match="judge the policy a server plays"):
+        _check_until(learner, report, True, False)
+    assert served_figures(make_learner(get_game("tictactoe"), "td").export(), {}) is None

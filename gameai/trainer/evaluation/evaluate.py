@@ -63,6 +63,10 @@ TREE_LIMIT = 2_000_000  # positions the exhaustive opponent may hold in one laye
 # boards past this many cells do not try the exhaustive opponent: Connect Four's tree
 # passed TREE_LIMIT only after 45 s (as X) and 19 s (as O), measured on a quiet machine
 TREE_CELLS = 40
+# boards past this many cells do not try the exhaustive opponent against the served policy
+# (the network's search at every position of the trees): four-in-a-row's 16 cost 28 s of
+# CPU for both sides (a network of 50,000 games), mnk-4x5-4's 20 cells 67 s as X alone
+SERVED_TREE_CELLS = 16
 RANDOM_GAMES = 1000
 # the exhaustive opponent's peak per position of its largest layer and cell (measured with
 # tracemalloc: 51-59 on four-in-a-row and connect-4x5-4)
@@ -472,6 +476,12 @@ def served_figures(model: Model, omitted: dict[str, str], *, limit: int = TREE_L
     if policy is model:
         return None
     served: dict[str, Any] = {"policy": name}
+    if model.game.cells > SERVED_TREE_CELLS:
+        served["omitted"] = (
+            f"the served policy's exhaustive opponent is not tried on boards of more than "
+            f"{SERVED_TREE_CELLS} cells: a search at every position of its trees takes "
+            "minutes there (mnk-4x5-4: 67 s of CPU as X alone for a network of 2,000 games)")
+        return served
     for side in ("x", "o"):
         if f"losses_as_{side}" in omitted:
             served["omitted"] = omitted[f"losses_as_{side}"]
