@@ -67,6 +67,9 @@ TREE_CELLS = 40
 # (the network's search at every position of the trees): four-in-a-row's 16 cost 28 s of
 # CPU for both sides (a network of 50,000 games), mnk-4x5-4's 20 cells 67 s as X alone
 SERVED_TREE_CELLS = 16
+# the served policy's trees against the network's own, in CPU time: 28.5 s against the 1.1 s
+# the estimate gives the network's trees on four-in-a-row (a network of 50,000 games, 2026-11-26)
+SERVED_TREE_FACTOR = 26
 RANDOM_GAMES = 1000
 # the exhaustive opponent's peak per position of its largest layer and cell (measured with
 # tracemalloc: 51-59 on four-in-a-row and connect-4x5-4)
@@ -225,8 +228,11 @@ def evaluation_estimate(model: Model, *, random_games: int = RANDOM_GAMES
         return budget.Estimate(what, need, seconds)
     positions = solve.positions or 0
     # each tree holds at most TREE_LIMIT positions a layer (beyond, it is omitted)
-    seconds += min(positions * TREE_SHARE, 2 * TREE_LIMIT * mnk.cells) \
-        * TREE_SECONDS_PER_POSITION
+    trees = min(positions * TREE_SHARE, 2 * TREE_LIMIT * mnk.cells) * TREE_SECONDS_PER_POSITION
+    seconds += trees
+    if isinstance(model, NtupleModel) and model.policy_depth is None \
+            and mnk.cells <= SERVED_TREE_CELLS:
+        seconds += SERVED_TREE_FACTOR * trees  # the served policy's trees (issue 28)
     if solve.bytes <= budget.memory_limit().bytes:
         a, b = OPTIMAL_SECONDS
         need = solve.bytes
