@@ -52,7 +52,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--games", type=positive, help=f"games of self-play (default "
                    f"{DEFAULT_GAMES:,}; with --until-unbeatable, the most to play)")
     p.add_argument("--until-unbeatable", action="store_true",
-                   help="stop as soon as the model loses no line as X nor as O")
+                   help="stop as soon as the model keeps the game's value against every "
+                   "reply: no line lost as X nor as O in a drawn game, every line won by the "
+                   "winner of a won one (the loser is asked nothing); an n-tuple network is "
+                   "judged as served, with its default search depth; the final report's "
+                   "'unbeatable' is the same verdict")
     p.add_argument("--until-perfect", action="store_true",
                    help="stop as soon as the model is unbeatable and plays the optimal move in "
                    "every reachable position (needs the exact solver)")
@@ -65,7 +69,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "and only while evaluation stays within --eval-share)")
     p.add_argument("--eval-share", type=_share, metavar="F",
                    help="without --eval-every: checkpoints take at most this share of the "
-                   "time after their first 5 seconds (default 0.1)")
+                   "time after their first 5 seconds (default 0.1; 0.25 with --until-"
+                   "unbeatable or --until-perfect, whose checkpoints are the stop rule)")
     p.add_argument("--teacher", metavar="FILE", help="mlp only: the trained table to distil")
     p.add_argument("--out", metavar="FILE", help="write the model here")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
@@ -377,7 +382,7 @@ def _plot(args: argparse.Namespace, game: Game, history: Any,
 def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
                ) -> tuple[Model, dict[str, Any]]:
     from gameai.trainer.progress import Progress, summary
-    from gameai.trainer.training import EVAL_SHARE, make_learner, train
+    from gameai.trainer.training import EVAL_SHARE, UNTIL_EVAL_SHARE, make_learner, train
 
     if args.teacher:
         raise CommandError("--teacher is only for --algorithm mlp")
@@ -421,7 +426,8 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
             result = train(learner, games=cap, until_unbeatable=args.until_unbeatable,
                            until_perfect=args.until_perfect, eval_every=args.eval_every,
                            eval_share=None if args.eval_every else args.eval_share
-                           or EVAL_SHARE, should_stop=stop, on_round=on_round,
+                           or (UNTIL_EVAL_SHARE if until else EVAL_SHARE),
+                           should_stop=stop, on_round=on_round,
                            record_time=stamp is None, created_at=created_at, judge=judge,
                            judge_every=args.judge_every or 0)
         except ClusterLost as e:

@@ -25,6 +25,14 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
         lines.append(f"  opponent's winning {what}: as X {report['losses_as_x']:,}, as O "
                      f"{report['losses_as_o']:,} ({verdict}; the game is "
                      f"{_VALUES.get(report.get('game_value', ''), 'unsolved')})")
+    served = report.get("served")
+    if served is not None:
+        if "omitted" in served:
+            lines.append(f"  served ({served['policy']}): omitted: {served['omitted']}")
+        else:
+            lines.append(f"  served ({served['policy']}, what a server plays): opponent's "
+                         f"winning lines as X {served['losses_as_x']:,}, as O "
+                         f"{served['losses_as_o']:,} (the verdict above is the served one)")
     if "optimal_move_rate" in report:
         positions = report.get("optimal_move_positions")
         every = f"all {positions:,} " if positions else ""

@@ -42,6 +42,12 @@ def summary(report: dict[str, Any]) -> str:
     parts = []
     if "losses_as_x" in report and "losses_as_o" in report:
         parts.append(f"lost X {report['losses_as_x']:,} O {report['losses_as_o']:,}")
+    served = report.get("served") or {}
+    if "losses_as_x" in served and "losses_as_o" in served:
+        parts.append(f"{served['policy']} lost X {served['losses_as_x']:,} "
+                     f"O {served['losses_as_o']:,}")
+    if "unbeatable" in report:
+        parts.append("unbeatable" if report["unbeatable"] else "beatable")
     if "optimal_move_rate" in report:
         parts.append(f"optimal {100 * report['optimal_move_rate']:.1f}%")
     vs = report.get("vs_random")

@@ -22,7 +22,7 @@ from typing import Any
 
 from gameai.games import Game
 from gameai.models import Model
-from gameai.trainer.evaluation.evaluate import evaluate, unbeatable
+from gameai.trainer.evaluation.evaluate import evaluate, perfect, unbeatable, with_random_games
 from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.learners.base import Learner, Params, RoundStats, build_params
 from gameai.trainer.learners.defaults import defaults_for
@@ -30,7 +30,6 @@ from gameai.trainer.learners.ntuple import NtupleLearner
 from gameai.trainer.learners.qlearning import QLearner
 from gameai.trainer.learners.tally import TallyLearner
 from gameai.trainer.learners.td import TdLearner
-from gameai.trainer.worker.gates import perfect
 
 # each algorithm is one learner, on whichever walker the game asks for (its params_type_for)
 LEARNERS: dict[str, type[Learner]] = {"tally": TallyLearner, "td": TdLearner,
@@ -40,6 +39,10 @@ EVAL_EVERY = {"tally": 50_000, "td": 1_000, "qlearning": 2_000, "ntuple": 10_000
 FIRST_ROUND = 100  # games before the first evaluation
 TRAINING_RANDOM_GAMES = 200  # games against random play at each checkpoint
 EVAL_SHARE = 0.1  # gameai train's default share of its time spent on checkpoints
+# ... with --until-unbeatable or --until-perfect, whose checkpoints are the stop rule itself:
+# a checkpoint of four-in-a-row's n-tuple network (the served policy's trees included) costs
+# about 40 s, so at 0.1 the run could stop only after 9 x 40 s more of self-play (issue 28)
+UNTIL_EVAL_SHARE = 0.25
 EVAL_FREE_SECONDS = 5.0  # checkpoint evaluation spent before the share applies
 MEMORY_BUDGET = "memory budget"  # why training stopped: the table reached the memory limit
 
@@ -178,6 +181,7 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
         if on_round is not None:
             on_round(stats, point)
         if report is not None and point is not None:
+            # the same functions (of the same evaluator) as the final report's verdicts
             _check_until(learner, report, until_unbeatable or until_perfect, until_perfect)
             if until_perfect and perfect(report):
                 result.stopped = "perfect"
@@ -193,7 +197,12 @@ def train(learner: Learner, *, games: int, until_unbeatable: bool = False,
             break
     started = time.perf_counter()
     exported = learner.export()
-    final = evaluate(exported, seed=learner.seed)
+    if result.stopped in ("unbeatable", "perfect") and report is not None:
+        # the model the stop rule judged: its figures and verdicts are the final report's
+        # (one measure, one computation), against random play with the full game count
+        final = with_random_games(exported, report, seed=learner.seed)
+    else:
+        final = evaluate(exported, seed=learner.seed)
     if judge is not None:
         final["judged"] = judge.measures(exported, final)
     stamp = {"created_at": created_at} if created_at is not None else {}
@@ -225,6 +234,11 @@ def _check_until(learner: Learner, report: dict[str, Any], needs_tree: bool,
         raise CannotTrain("--until-unbeatable and --until-perfect need the exhaustive "
                           f"opponent, which is omitted for {learner.game.name}: "
                           f"{omitted.get('losses_as_x') or omitted.get('losses_as_o')}")
+    served = report.get("served") or {}
+    if needs_tree and "omitted" in served:
+        raise CannotTrain("--until-unbeatable and --until-perfect judge the policy a server "
+                          f"plays ({served['policy']}), whose exhaustive test is omitted for "
+                          f"{learner.game.name}: {served['omitted']}")
     if needs_solver and "optimal_move_rate" in omitted:
         raise CannotTrain("--until-perfect needs the exact solver, which is omitted for "
                           f"{learner.game.name}: {omitted['optimal_move_rate']}")

@@ -13,11 +13,13 @@ def test_train_then_bench_an_ntuple_model(tmp_path):
     out = tmp_path / "ttt.model"
     kept = tmp_path / "checkpoints"
     trained = gameai("train", "--game", "tictactoe", "--algorithm", "ntuple", "--games",
-                     "20000", "--until-unbeatable", "--eval-every", "2000", "--seed", "1",
+                     "6000", "--eval-every", "2000", "--seed", "1",
                      "--out", str(out), "--keep-checkpoints", str(kept), "--json", "--quiet")
     assert trained.returncode == 0, trained.stderr
     report = json.loads(trained.stdout)
-    assert report["evaluation"]["losses_as_x"] == report["evaluation"]["losses_as_o"] == 0
+    served = report["evaluation"]["served"]  # the policy a server plays: depth 4 here
+    assert served["losses_as_x"] == served["losses_as_o"] == 0
+    assert report["evaluation"]["unbeatable"] is True
     # every checkpoint's model is kept, named by its games; the last is the model written
     games = sorted(int(p.stem.split("-")[1]) for p in kept.glob("tictactoe-*.model"))
     assert len(games) == report["checkpoints"] > 2 and games[-1] == report["games_played"]

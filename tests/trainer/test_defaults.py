@@ -39,3 +39,13 @@ def test_connect_four_ntuple_takes_its_measured_recipe():
     assert (p.sides, p.lam, p.opening_plies) == (2, 0.8, 10)
     assert learner.weights.shape[0] == 2  # a set of tables for each player
     assert make_learner(get_game("four-in-a-row"), "ntuple").params.sides == 1
+
+
+def test_four_in_a_row_ntuple_takes_the_recipe_measured_unbeatable_as_served():
+    """Issue 28, item 6: docs/ntuple.md's four parameters are the game's defaults, so
+    `gameai train --game four-in-a-row --algorithm ntuple --until-unbeatable` stops by
+    itself (the learner's own defaults stayed thousands of lines short)."""
+    p = make_learner(get_game("four-in-a-row"), "ntuple", seed=1).params
+    assert (p.tuples, p.alpha_end, p.epsilon_end, p.exploring_starts) == (16, 0.02, 0.1, 0.5)
+    mine = make_learner(get_game("four-in-a-row"), "ntuple", params={"tuples": "8"}).params
+    assert (mine.tuples, mine.exploring_starts) == (8, 0.5)  # the user's come first

@@ -27,9 +27,13 @@ def test_a_short_run_learns_tictactoe(ttt):
     untrained = learner.export()
     before = losses(untrained, side="X") + losses(untrained, side="O")
     rate = optimal_move_rate(untrained)
-    result = train(learner, games=20_000, until_unbeatable=True, eval_every=2_000)
+    result = train(learner, games=20_000, eval_every=2_000)
     assert before > 0
-    assert result.stopped == "unbeatable", result.evaluation
+    # the network alone (--until-unbeatable judges the served policy, which tic-tac-toe's
+    # depth-4 search makes unbeatable at once: tests/trainer/test_stop_rules.py)
+    alone = [p.games for p in result.history
+             if p.evaluation["losses_as_x"] == p.evaluation["losses_as_o"] == 0]
+    assert alone, [(p.games, p.evaluation["losses_as_o"]) for p in result.history]
     assert result.evaluation["optimal_move_rate"] > rate + 0.1
     assert isinstance(result.model, NtupleModel)
     assert load_model(result.model.to_bytes()).to_bytes() == result.model.to_bytes()

@@ -17,6 +17,14 @@ Figures (the JSON of ``gameai evaluate``):
   loser loses lines whatever it does, so "unbeatable" means keeping the game's value: no
   losing line in a drawn game, every line won by the winner of a won one
   (:func:`unbeatable`).
+* ``served``: for a model that searches at serve time (an n-tuple network), the exhaustive
+  opponent's figures against the policy a server plays (the network with its game's
+  default search depth, ``policy``: "depth 2"); "unbeatable" is then that policy's, the
+  one people meet, not the network's alone (issue 28).
+* ``unbeatable`` and ``perfect``: the verdicts of :func:`unbeatable` and :func:`perfect`
+  on these figures. ``gameai train --until-unbeatable`` / ``--until-perfect`` stop on
+  exactly these functions of a checkpoint's report, so a run that says it stopped
+  unbeatable has a final report that says ``"unbeatable": true`` (issue 28).
 * ``omitted``: figures left out, each with the reason (a game too large for the solver or
   for the exhaustive opponent).
 
@@ -47,7 +55,7 @@ from gameai.games.mnk.keys import U64, symmetric_keys
 from gameai.games.mnk.positions import Positions, enumerate_positions
 from gameai.games.mnk.scores import back_up
 from gameai.games.mnk.solver import score_layers
-from gameai.models import Model
+from gameai.models import Model, NtupleModel
 from gameai.trainer.learners.export import Children, expand
 
 CHUNK = 65536  # positions per vectorised step (bounds the memory)
@@ -55,6 +63,13 @@ TREE_LIMIT = 2_000_000  # positions the exhaustive opponent may hold in one laye
 # boards past this many cells do not try the exhaustive opponent: Connect Four's tree
 # passed TREE_LIMIT only after 45 s (as X) and 19 s (as O), measured on a quiet machine
 TREE_CELLS = 40
+# boards past this many cells do not try the exhaustive opponent against the served policy
+# (the network's search at every position of the trees): four-in-a-row's 16 cost 28 s of
+# CPU for both sides (a network of 50,000 games), mnk-4x5-4's 20 cells 67 s as X alone
+SERVED_TREE_CELLS = 16
+# the served policy's trees against the network's own, in CPU time: 28.5 s against the 1.1 s
+# the estimate gives the network's trees on four-in-a-row (a network of 50,000 games, 2026-11-26)
+SERVED_TREE_FACTOR = 26
 RANDOM_GAMES = 1000
 # the exhaustive opponent's peak per position of its largest layer and cell (measured with
 # tracemalloc: 51-59 on four-in-a-row and connect-4x5-4)
@@ -213,8 +228,11 @@ def evaluation_estimate(model: Model, *, random_games: int = RANDOM_GAMES
         return budget.Estimate(what, need, seconds)
     positions = solve.positions or 0
     # each tree holds at most TREE_LIMIT positions a layer (beyond, it is omitted)
-    seconds += min(positions * TREE_SHARE, 2 * TREE_LIMIT * mnk.cells) \
-        * TREE_SECONDS_PER_POSITION
+    trees = min(positions * TREE_SHARE, 2 * TREE_LIMIT * mnk.cells) * TREE_SECONDS_PER_POSITION
+    seconds += trees
+    if isinstance(model, NtupleModel) and model.policy_depth is None \
+            and mnk.cells <= SERVED_TREE_CELLS:
+        seconds += SERVED_TREE_FACTOR * trees  # the served policy's trees (issue 28)
     if solve.bytes <= budget.memory_limit().bytes:
         a, b = OPTIMAL_SECONDS
         need = solve.bytes
@@ -413,6 +431,9 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
     except TooLarge as e:
         omitted["optimal_move_rate"] = omitted["optimal_move_positions"] = str(e)
         omitted["game_value"] = str(e)
+    served = served_figures(model, omitted, limit=tree_limit)
+    if served is not None:
+        report["served"] = served
     report["vs_random"] = vs_random(model, games=random_games, seed=seed)
     if model.game.name == "tictactoe":
         report["checks"] = checks(model)
@@ -420,6 +441,71 @@ def evaluate(model: Model, *, random_games: int = RANDOM_GAMES, seed: int = 0,
         omitted["checks"] = "seed 000's five questions are about the 3x3 board"
     report["model_bytes"] = len(model.to_bytes())
     report["omitted"] = omitted
+    return with_verdict(report)
+
+
+def with_random_games(model: Model, report: dict[str, Any], *, games: int = RANDOM_GAMES,
+                      seed: int = 0) -> dict[str, Any]:
+    """``report`` (the evaluation of ``model``) with its games against random play played
+    again, ``games`` of them: the figures a full :func:`evaluate` gives, without computing
+    the exhaustive and solver figures a second time (``judged`` is left out: it is the
+    judge's to add)."""
+    if model.game.cell_kernels:
+        played = vs_random(model, games=games, seed=seed)
+    else:
+        from gameai.trainer.evaluation.graph import vs_random as graph_vs_random
+
+        played = graph_vs_random(model, games=games, seed=seed)
+    out = {k: v for k, v in report.items() if k != "judged"}
+    out["vs_random"] = played
+    return with_verdict(out)
+
+
+def served_policy(model: Model) -> tuple[Model, str]:
+    """The policy a server plays with ``model`` and its name: a model that searches (an
+    n-tuple network) at its game's default depth (or the depth it was given by
+    ``with_search``), any other model as it is (``"table"``)."""
+    if not isinstance(model, NtupleModel):
+        return model, "table"
+    if model.policy_depth is not None:
+        return model, f"depth {model.policy_depth}"
+    return model.with_search(model.default_depth), f"depth {model.default_depth}"
+
+
+def served_figures(model: Model, omitted: dict[str, str], *, limit: int = TREE_LIMIT
+                   ) -> dict[str, Any] | None:
+    """The exhaustive opponent's lines lost and drawn against the policy a server plays, as
+    X and as O, for a model whose served policy is not its own values (an n-tuple network
+    searches at serve time); None for any other model. Where the model's own tree was
+    ``omitted``, so is the served one (the search only makes each position dearer)."""
+    policy, name = served_policy(model)
+    if policy is model:
+        return None
+    served: dict[str, Any] = {"policy": name}
+    if model.game.cells > SERVED_TREE_CELLS:
+        served["omitted"] = (
+            f"the served policy's exhaustive opponent is not tried on boards of more than "
+            f"{SERVED_TREE_CELLS} cells: a search at every position of its trees takes "
+            "minutes there (mnk-4x5-4: 67 s of CPU as X alone for a network of 2,000 games)")
+        return served
+    for side in ("x", "o"):
+        if f"losses_as_{side}" in omitted:
+            served["omitted"] = omitted[f"losses_as_{side}"]
+            return served
+    try:
+        for side in ("x", "o"):
+            served[f"losses_as_{side}"], served[f"draws_as_{side}"] = line_outcomes(
+                policy, side=side.upper(), limit=limit)
+    except TooLarge as e:
+        served = {"policy": name, "omitted": str(e)}
+    return served
+
+
+def with_verdict(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its ``unbeatable`` and ``perfect`` verdicts: what the stop rules of
+    training read, so the stop and the report it leaves always agree."""
+    report["unbeatable"] = unbeatable(report)
+    report["perfect"] = perfect(report)
     return report
 
 
@@ -435,11 +521,21 @@ def must_not_lose(report: dict[str, Any]) -> tuple[str, ...]:
 def unbeatable(report: dict[str, Any]) -> bool:
     """The model keeps the game's value against every reply: no losing line in a drawn
     game; in a won game, the winner wins every line (no loss, no draw) and the loser is
-    asked nothing. False when a needed figure was omitted."""
+    asked nothing (Three Men's Morris is won by X: an O that loses 4 positions is as good as
+    any O). For a model that searches at serve time, the figures are those of the served
+    policy (``report["served"]``). False when a needed figure was omitted."""
     value = report.get("game_value")
+    figures = report.get("served", report)
     for side in must_not_lose(report):
-        if report.get(f"losses_as_{side.lower()}") != 0:
+        if figures.get(f"losses_as_{side.lower()}") != 0:
             return False
-        if value in ("x_wins", "o_wins") and report.get(f"draws_as_{side.lower()}") != 0:
+        if value in ("x_wins", "o_wins") and figures.get(f"draws_as_{side.lower()}") != 0:
             return False
     return True
+
+
+def perfect(report: dict[str, Any] | None) -> bool:
+    """Proven perfect by the solver: unbeatable, and every move optimal over every reachable
+    position. Nothing can be better, so a trainer facing such a model has nothing to do."""
+    return bool(report) and unbeatable(report or {}) \
+        and (report or {}).get("optimal_move_rate") == 1.0

@@ -276,5 +276,7 @@ def evaluate_graph(model: Model, *, random_games: int = RANDOM_GAMES, seed: int 
     report["vs_random"] = vs_random(model, games=random_games, seed=seed, policy=policy)
     report["model_bytes"] = len(model.to_bytes())
     report["omitted"] = {"checks": "seed 000's five questions are about tic-tac-toe"}
-    return report
+    from gameai.trainer.evaluation.evaluate import with_verdict
+
+    return with_verdict(report)
 

@@ -40,6 +40,7 @@ from gameai.trainer.evaluation.calibrate import (
     play_game,
     wilson,
 )
+from gameai.trainer.evaluation.evaluate import served_policy
 from gameai.trainer.evaluation.spread import Chunk, Here, Known, Runner, chunks
 
 NOISE = (0.1, 0.2, 0.3)
@@ -263,16 +264,6 @@ def play_line(game: Game, x: Player, o: Player, rng: random.Random
 GATE_NOISE = NOISE  # the noisy solvers the gate plays on boards past the tables
 
 
-def served_policy(model: Model) -> tuple[Model, str]:
-    """The policy a server plays with ``model`` and its name: a model that searches (an
-    n-tuple network) at its game's default depth, any other model as it is."""
-    from gameai.models import NtupleModel
-
-    if isinstance(model, NtupleModel):
-        return model.with_search(model.default_depth), f"depth {model.default_depth}"
-    return model, "table"
-
-
 class GateJudge:
     """The solver-based measures the gates compare
     (:func:`gameai.trainer.worker.gates.check_judged`), of
@@ -321,12 +312,16 @@ class GateJudge:
 
         started = time.perf_counter()
         policy, name = served_policy(model)
+        served = report.get("served") or {}
         out: dict[str, Any] = {"policy": name, "measures": []}
         omitted = report.get("omitted") or {}
         exhaustive = "optimal_move_rate" not in omitted and "losses_as_x" not in omitted \
             and "losses_as_o" not in omitted
         if exhaustive and not self.matches:
-            lost = {side: line_outcomes(policy, side=side)[0] for side in ("X", "O")}
+            # the evaluator's figures of the served policy where it has them (n-tuple)
+            lost = {side: served[f"losses_as_{side.lower()}"]
+                    if served.get("policy") == name and f"losses_as_{side.lower()}" in served
+                    else line_outcomes(policy, side=side)[0] for side in ("X", "O")}
             out["measures"].append({"name": "lines_lost", "kind": "lines",
                                     "value": lost["X"] + lost["O"], "as_x": lost["X"],
                                     "as_o": lost["O"]})

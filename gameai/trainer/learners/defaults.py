@@ -41,6 +41,12 @@ MEASURED: dict[tuple[str, str], dict[str, Any]] = {
     # spent on the opening (at most 10 random moves): 92% wins as first player against
     # perfect play after 4M games where the learner's own defaults won 0-40%
     # (docs/ntuple.md, "Connect Four")
+    # docs/ntuple.md's measured recipe: 16 tuples, alpha down to 0.02, 10% exploration and
+    # exploring starts; the served policy (the default depth-2 search) was unbeatable after
+    # 10 minutes of self-play where the learner's own defaults stayed thousands of lines
+    # short (issue 28: --until-unbeatable then stops by itself; docs/ntuple.md, "Figures")
+    ("four-in-a-row", "ntuple"): {"tuples": 16, "alpha_end": 0.02, "epsilon_end": 0.1,
+                                  "exploring_starts": 0.5},
     ("connect-four", "ntuple"): {"sides": 2, "lam": 0.8, "epsilon_end": 0.02,
                                  "epsilon_halflife": 200_000.0, "exploring_starts": 0.5,
                                  "opening_plies": 10},

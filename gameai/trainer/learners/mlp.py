@@ -5,12 +5,15 @@ inputs, from the mover's view) through one hidden tanh layer to a score per cell
 plays the legal cell of highest score. It is trained as a classifier (seed 004's
 "position -> move" pairs) on every position the teacher's table holds and every position
 the teacher reaches against every reply as X and as O, with full-batch Adam on the
-cross-entropy of "one of the teacher's best moves". Where it still answers differently,
-the teacher's exact row goes into the exceptions table, so the student plays as the
-teacher does: the same move wherever the teacher has one best move, and where the
-teacher sees several equally certain wins, one of them. Where the teacher's best moves
-tie below a certain win its choice depends on the board's orientation, so those
-positions are exceptions too.
+cross-entropy of the teacher's move. Wherever the network alone would play another move
+than the teacher, in any orientation of the board, the teacher's exact row goes into the
+exceptions table, so the student plays exactly as the teacher does, move for move: ties
+included, where the teacher plays the lowest of its equally valued cells in the board's
+own orientation (the move :meth:`Model.best_move` gives), so that which of the tied
+moves it plays depends on the orientation. (Before issue 28 a tie was let pass when the
+network played any of the tied moves, and only the canonical orientation was compared:
+a student of a td table that never loses lost lines as O, by playing a tied "certain
+win" that its teacher never plays, into positions its teacher never met.)
 """
 
 from __future__ import annotations
@@ -26,15 +29,14 @@ import numpy.typing as npt
 
 from gameai.games import TooLarge
 from gameai.games.mnk.board import Board
-from gameai.games.mnk.game import MnkGame as Game
 from gameai.games.mnk.game import as_mnk
-from gameai.games.mnk.keys import U64, canonical_keys
+from gameai.games.mnk.keys import U64, canonical_keys, transform_masks
 from gameai.games.mnk.positions import enumerate_positions
 from gameai.models import MlpModel, Model, ModelInfo, TableModel
 from gameai.models.model import encode_inputs
-from gameai.trainer.evaluation.evaluate import policy_positions
+from gameai.trainer.evaluation.evaluate import policy_moves, policy_positions
 from gameai.trainer.learners.base import Params, require
-from gameai.trainer.learners.export import boards_of, expand
+from gameai.trainer.learners.export import boards_of
 
 F64 = npt.NDArray[np.float64]
 
@@ -57,7 +59,9 @@ class Distillation:
 
     model: MlpModel
     positions: int  # training positions (canonical)
-    network_accuracy: float  # share the network alone answers with a teacher's best move
+    # share of the positions where the network alone plays the teacher's move in every
+    # orientation (the others are the exceptions)
+    network_accuracy: float
     exceptions: int
     teacher_bytes: int
     student_bytes: int
@@ -113,16 +117,14 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
     boards = [Board(game, a, b) for a, b in zip(x.tolist(), o.tolist(), strict=True)]
     values = teacher.move_values(boards).astype(np.float64)
     legal = ~np.isnan(values)
-    best = np.nanmax(values, axis=1)
-    accept = legal & (values == best[:, None])
-    orientation_tie = _distinct_ties(game, x, o, accept) & (best < 1.0)
+    accept = np.zeros_like(legal)  # the teacher's own move, in the canonical orientation
+    accept[np.arange(len(x)), policy_moves(teacher, x, o)] = True
     inputs = encode_inputs(game, x, o).astype(np.float64)
     weights = _train(inputs, legal, accept, params, seed, progress)
-    student = _student(teacher, teacher_sha256, weights, np.zeros(0, np.uint64),
+    network = _student(teacher, teacher_sha256, weights, np.zeros(0, np.uint64),
                        np.zeros((0, game.cells), np.float32), params)
-    choice = np.nanargmax(student.move_values(boards), axis=1)
-    right = accept[np.arange(len(x)), choice]
-    wrong = ~right | orientation_tie
+    wrong = differs_anywhere(teacher, network, x, o)
+    right = ~wrong
     exception_keys = canonical_keys(game, x[wrong], o[wrong])
     order = np.argsort(exception_keys)
     student = _student(teacher, teacher_sha256, weights, exception_keys[order],
@@ -133,15 +135,20 @@ def distill(teacher: Model, *, params: MlpParams | None = None, seed: int = 0,
         _move_us(student, boards), time.perf_counter() - started)
 
 
-def _distinct_ties(game: Game, x: U64, o: U64, accept: npt.NDArray[np.bool_]
-                   ) -> npt.NDArray[np.bool_]:
-    """Positions whose equally best moves lead to positions that are not symmetric images
-    of one another (so which one the teacher plays depends on the board's orientation)."""
-    kids = expand(game, x, o)
-    keys = canonical_keys(game, kids.x.ravel(), kids.o.ravel()).reshape(kids.x.shape)
-    top = np.where(accept, keys, np.uint64(0)).max(axis=1)
-    low = np.where(accept, keys, np.iinfo(np.uint64).max).min(axis=1)
-    return top != low
+def differs_anywhere(teacher: Model, student: Model, x: U64, o: U64
+                    ) -> npt.NDArray[np.bool_]:
+    """For each canonical board ``(x[i], o[i])``: whether ``student`` plays another move than
+    ``teacher`` in any of the board's orientations (each model's move as
+    :meth:`Model.best_move` chooses it: the best value, ties to the lowest cell of that
+    orientation). An exception row is looked up by the canonical key, so it fixes every
+    orientation at once."""
+    game = as_mnk(teacher.game)
+    wrong = np.zeros(len(x), dtype=bool)
+    for sym in range(len(game.symmetries)):
+        syms = np.full(len(x), sym, dtype=np.int8)
+        xs, os_ = transform_masks(game, x, syms), transform_masks(game, o, syms)
+        wrong |= policy_moves(teacher, xs, os_) != policy_moves(student, xs, os_)
+    return wrong
 
 
 def _student(teacher: Model, teacher_sha256: str, w: dict[str, F64], keys: U64,

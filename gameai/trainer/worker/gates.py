@@ -35,7 +35,7 @@ from typing import Any
 from gameai.models import Model
 from gameai.store import ModelStore, Pinned
 from gameai.trainer.evaluation.calibrate import Z95
-from gameai.trainer.evaluation.evaluate import must_not_lose, unbeatable
+from gameai.trainer.evaluation.evaluate import must_not_lose, perfect, unbeatable
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,6 @@ class GateResult:
 
 
 UNMEASURED = float("-inf")
-
-
-def perfect(report: dict[str, Any] | None) -> bool:
-    """Proven perfect by the solver: unbeatable, and every move optimal over every reachable
-    position. Nothing can be better, so a trainer facing such a model has nothing to do."""
-    return bool(report) and unbeatable(report or {}) \
-        and (report or {}).get("optimal_move_rate") == 1.0
 
 
 def measure(report: dict[str, Any]) -> tuple[float, ...]:
