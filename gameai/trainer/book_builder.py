@@ -158,8 +158,9 @@ def local_pool(workers: int) -> Iterator[Submit]:
 def ray_pool() -> Iterator[Submit]:
     """Ray tasks on the cluster :func:`gameai.trainer.selfplay.ray.connect` joined, one CPU
     each."""
-    import ray
+    from gameai.trainer.selfplay.ray import _ray
 
+    ray = _ray()  # says what to install (pip install 'gameai[ray]') where Ray is missing
     remote = ray.remote(num_cpus=1)(prove_chunk)
     yield lambda *args: remote.remote(*args).future()
 

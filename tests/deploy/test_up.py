@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -141,6 +142,45 @@ def test_up_exact_serves_the_solvers_model_labelled_as_such(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
+    """An empty store: ``up --games connect-four`` serves the bundled 1-hour network as
+    version 1 (its bytes, the manifest's sha256), the levels' calibration is its own, and
+    the trainer goes on from it (warm start from production)."""
+    import hashlib
+
+    from gameai.models.bundled import bundled
+    from tests.deploy.test_live import start_up
+
+    entry = bundled("connect-four")
+    assert entry is not None
+    up = start_up(tmp_path / "data", "--games", "connect-four")
+    try:
+        up.wait_for("gameai is up:", timeout=300)
+        assert "connect-four: serving the bundled model as version 1" in up.text, up.text
+        http = f"http://127.0.0.1:{up.http}"
+        with httpx.Client(base_url=http, timeout=30) as client:
+            served = client.get("/v1/games/connect-four/models").json()
+            assert served["aliases"]["production"] == 1, served
+            (one,) = [v for v in served["versions"] if v["version"] == 1]
+            assert one["sha256"] == hashlib.sha256(entry.read()).hexdigest()
+            levels = client.get("/v1/games/connect-four/levels").json()
+            assert levels["served_version"] == 1 and levels["calibration_applies"], levels
+            answer = client.post("/v1/games/connect-four/best-move", json={"moves": ""})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["move"]["col"] == 3  # the centre column, the winning move
+        deadline = time.monotonic() + 120
+        log = tmp_path / "data" / "logs" / "trainer.log"
+        resumed = "warm start from connect-four version 1 (22700000 games)"
+        while time.monotonic() < deadline and resumed not in (
+                log.read_text() if log.exists() else ""):
+            time.sleep(0.5)
+        assert resumed in log.read_text()  # the trainer goes on from it
+    finally:
+        code = up.stop()
+    assert code == 0, up.text
+
+
+@pytest.mark.slow
 def test_up_trains_connect_four_with_an_ntuple_network_and_serves_it(tmp_path: Path) -> None:
     """``--games connect-four`` with a short training budget: its trainer learns an n-tuple
     network, judges it against the solver, publishes and promotes it; the server (over the
@@ -148,7 +188,7 @@ def test_up_trains_connect_four_with_an_ntuple_network_and_serves_it(tmp_path: P
     from tests.deploy.test_live import start_up
 
     up = start_up(tmp_path / "data", "--games", "connect-four", "--publish-every", "2000",
-                  "--judge-games", "4", "--judge-time", "0.05")
+                  "--judge-games", "4", "--judge-time", "0.05", "--no-bundled")
     try:
         up.wait_for("gameai is up:", timeout=300)
         assert "connect-four: no model yet: its trainer learns one first (ntuple)" in up.text

@@ -213,9 +213,10 @@ def test_levels_never_show_another_models_calibration_as_the_served_ones(registr
     assert c4.served_version is not None and c4.served_strength is None  # never judged
     best = next(e for e in level_entries(c4.levels, c4.calibration, c4.calibration_applies)
                 if e["name"] == "best")
-    assert best["summary"].startswith("measured with another model (ntuple, 22,700,000 "
-                                      "games, made 2026-11-26T02:45:13Z), not the version "
-                                      "served now: it wins ")
+    made = c4.calibration["model"]["created_at"]  # the bundled model's
+    assert best["summary"].startswith(f"measured with another model (ntuple, 22,700,000 "
+                                      f"games, made {made}), not the version "
+                                      f"served now: it wins ")
     assert best["calibration_applies"] is False
     # tic-tac-toe is served by the exact solver's tables: the calibration's own model
     ttt = core.list_levels(registry, game="tictactoe")
