@@ -151,11 +151,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             response = move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
                 move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact)
-            if a.top is not None:
-                response.top.extend(top_pb(a.top))
-            if a.search is not None:
-                response.search.CopyFrom(search_pb(a.search))
-            return response, a.version
+            return _with_top_and_search(response, a), a.version
         return await self.edge.call("BestMove", request.game, context, work,
                                     interactive=_long(request))
 
@@ -169,11 +165,7 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
                                                  to_move=e.to_move, value=e.value, moves=moves,
                                                  board=a.board or "",
                                                  to_move_enum=SIDES[e.to_move])
-            if a.top is not None:
-                response.top.extend(top_pb(a.top))
-            if a.search is not None:
-                response.search.CopyFrom(search_pb(a.search))
-            return response, a.version
+            return _with_top_and_search(response, a), a.version
         return await self.edge.call("Evaluate", request.game, context, work,
                                     interactive=_long(request))
 
@@ -481,3 +473,12 @@ async def set_health(servicer: health.aio.HealthServicer, *, serving: bool) -> N
               else health_pb2.HealthCheckResponse.NOT_SERVING)
     for name in ("", *SERVICE_NAMES):
         await servicer.set(name, status)
+
+
+def _with_top_and_search(response: Any, answer: Any) -> Any:
+    """``response`` with the answer's top moves and search report, where it has them."""
+    if answer.top is not None:
+        response.top.extend(top_pb(answer.top))
+    if answer.search is not None:
+        response.search.CopyFrom(search_pb(answer.search))
+    return response
