@@ -176,16 +176,19 @@ def _machine() -> dict[str, Any]:
 
 def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
                   cluster: str | None = None, params: dict[str, str] | None = None,
-                  seed: int = 1, progress: Any = print) -> dict[str, Any]:
+                  seed: int = 1, games: int = 0, progress: Any = print) -> dict[str, Any]:
     """Self-play games/s (learning and merges included) of the n-tuple learner with each
     number of ``actors``, on this machine's threads and, with ``cluster``, on the Ray
     cluster at that address: each setting warms up (kernels compiled or loaded, actors
-    started, a round played), then plays rounds for ``seconds``. Speed-up and efficiency
-    are against one actor on this machine, measured in the same run."""
+    started, a round played), then plays rounds for ``seconds``, or with ``games`` that many
+    games (every count then times the same stretch of training: games grow longer as the
+    network learns, so equal seconds would favour the slower counts). Speed-up and
+    efficiency are against one actor on this machine, measured in the same run."""
     game = get_game(game_name)
     backends = ["local"] + (["ray"] if cluster else [])
     out: dict[str, Any] = {"game": game.name, "algorithm": "ntuple", "seconds": seconds,
-                           "params": params or {}, "machine": _machine(), "rows": []}
+                           "games": games or None, "params": params or {},
+                           "machine": _machine(), "rows": []}
     if cluster:
         from gameai.trainer.selfplay.ray import connect
 
@@ -205,22 +208,22 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
                 learner.use_backend(RayCluster())
             sync = max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
             learner.play(sync)  # warm: kernels, actors, a round's buffers
-            games, wall = 0, 0.0
+            played, wall = 0, 0.0
             cpu = time.process_time()
             load_before = load()
-            while wall < seconds:
-                stats = learner.play(sync)
-                games += stats.games
+            while played < games if games else wall < seconds:
+                stats = learner.play(min(sync, games - played) if games else sync)
+                played += stats.games
                 wall += stats.seconds
-            rate = games / wall
-            cpu_rate = games / max(time.process_time() - cpu, 1e-9)
+            rate = played / wall
+            cpu_rate = played / max(time.process_time() - cpu, 1e-9)
             status = getattr(learner, "selfplay_status", {})
             close = getattr(learner, "close", None)
             if close is not None:
                 close()
             if base is None:
                 base = rate
-            row = {"backend": backend, "actors": k, "games": games,
+            row = {"backend": backend, "actors": k, "games": played,
                    "seconds": round(wall, 2), "games_per_second": round(rate, 1),
                    "speedup": round(rate / base, 3), "efficiency": round(rate / base / k, 3),
                    "games_per_cpu_second_here": round(cpu_rate, 1),

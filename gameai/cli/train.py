@@ -129,6 +129,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "actor count with --algorithm ntuple)")
     p.add_argument("--algorithm", choices=("ntuple",), help="time the n-tuple learner's "
                    "parallel actors instead of the table learners against plain Python")
+    p.add_argument("--games", type=positive, metavar="N", help="with --algorithm ntuple: "
+                   "time N games per actor count instead of --seconds (the same stretch of "
+                   "training for every count)")
     p.add_argument("--actors", default="1,2", metavar="K,K,...",
                    help="with --algorithm ntuple: the actor counts (default 1,2)")
     p.add_argument("--cluster", metavar="ADDRESS", help="also on this Ray cluster (host:port "
@@ -586,7 +589,7 @@ def _bench_actors(args: argparse.Namespace, game: Game) -> int:
     try:
         figures: dict[str, Any] = {"speed": actor_scaling(
             game.name, actors=actors, seconds=args.seconds, cluster=args.cluster,
-            params=params, progress=say)}
+            params=params, games=args.games or 0, progress=say)}
         if args.judge:
             figures["strength"] = actor_strength(
                 game.name, actors=actors, games=args.judge_after, judge_games=args.judge_games,

@@ -92,6 +92,29 @@ def test_round_merge_matches_the_reference(rule):
     assert set(update.entry.tolist()) == set(np.concatenate([d.entry for d in deltas]).tolist())
 
 
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_a_merge_cut_into_parts_is_the_one_pass_bit_for_bit(rule):
+    """The round's merge in threads, one a range of the weights, gives the serial pass's
+    weights and update exactly (every weight merged from the same deltas in the same
+    order), whatever the number of parts."""
+    rng = np.random.default_rng(7)
+    base = rng.normal(0, 0.5, 400_000).astype(np.float32)
+    deltas = []
+    for _ in range(6):
+        entry = np.sort(rng.choice(base.size, 60_000, replace=False))
+        after = (base[entry] + rng.normal(0, 0.05, entry.size)).astype(np.float32)
+        deltas.append(Delta(entry, base[entry].copy(), after,
+                            rng.uniform(0, 1, entry.size).astype(np.float32)))
+    one = base.copy()
+    serial = merge_round(one, deltas, RULES[rule])
+    for parts in (2, 3, 16):
+        cut = base.copy()
+        update = merge_round(cut, deltas, RULES[rule], parts=parts)
+        assert np.array_equal(cut, one)
+        assert np.array_equal(update.entry, serial.entry)
+        assert np.array_equal(update.values, serial.values)
+
+
 def test_sparse_sum_equals_the_dense_merge_it_replaces():
     """The dense merge added every copy's whole change (weights += copy - before); the
     sparse one, over the touched weights only, gives the same weights."""

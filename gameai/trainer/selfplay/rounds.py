@@ -37,7 +37,7 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.selfplay.host import Played, Share
-from gameai.trainer.selfplay.sparse import Update, merge_one, merge_round
+from gameai.trainer.selfplay.sparse import Update, merge_one, merge_parts, merge_round
 
 log = logging.getLogger("gameai.trainer.selfplay")
 
@@ -220,7 +220,8 @@ class SelfPlay:
                     targets = self.hosts[before:]
         started = time.perf_counter()
         ordered = [done[i] for i in range(self.slots)]
-        update = merge_round(self.flat, [p.delta for p in ordered], self.rule)
+        update = merge_round(self.flat, [p.delta for p in ordered], self.rule,
+                             parts=merge_parts())
         token = self._publish(update)
         for host in self.hosts:
             host.apply([token])

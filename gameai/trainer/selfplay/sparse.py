@@ -31,6 +31,8 @@ plain-Python reference, and the sparse merge against the dense merge it replaces
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import os
 from typing import NamedTuple
 
 import numba as nb
@@ -125,18 +127,18 @@ def rehash(table: I64, old: I64) -> None:
 
 
 @nb.njit(cache=True, nogil=True)
-def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, starts: I64,
-                 rule: int, out_index: I64, out_values: F32) -> int:
-    """The deltas ``starts[j]:starts[j + 1]`` of the joined arrays, each sorted by index,
-    merged in one pass: the smallest index at the heads first, its deltas in the actors'
-    order (the sums' order), so the weights are read and written in ascending order."""
-    k = starts.shape[0] - 1
-    head = starts[:-1].copy()
-    n = 0
+def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, heads: I64,
+                 ends: I64, rule: int, out_index: I64, out_values: F32, n: int) -> int:
+    """The deltas ``heads[j]:ends[j]`` of the joined arrays, each sorted by index, merged in
+    one pass: the smallest index at the heads first, its deltas in the actors' order (the
+    sums' order), so the weights are read and written in ascending order. Writes the update
+    from ``out_*[n]`` on; returns where it ended."""
+    k = heads.shape[0]
+    head = heads.copy()
     while True:
         e = -1
         for j in range(k):
-            if head[j] < starts[j + 1] and (e < 0 or index[head[j]] < e):
+            if head[j] < ends[j] and (e < 0 or index[head[j]] < e):
                 e = index[head[j]]
         if e < 0:
             return n
@@ -146,7 +148,7 @@ def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, sta
         count = 0
         for j in range(k):
             h = head[j]
-            if h < starts[j + 1] and index[h] == e:
+            if h < ends[j] and index[h] == e:
                 head[j] = h + 1
                 d = np.float64(after[h]) - np.float64(before[h])
                 count += 1
@@ -207,11 +209,15 @@ def by_index(delta: Delta) -> Delta:
                  delta.reach[order])
 
 
-def merge_round(flat: F32, deltas: list[Delta], rule: int) -> Update:
+def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) -> Update:
     """Merge a round's ``deltas`` (all from the same base, ``flat``; in the actors' order,
     which fixes the sums' order) into ``flat`` by ``rule``. Returns the update every copy
     applies, in ascending index order. A delta not sorted by index is sorted first (the
-    hosts send theirs sorted, so this pass stays linear)."""
+    hosts send theirs sorted, so this pass stays linear).
+
+    With ``parts`` > 1 the weights are cut into that many ranges of index, each merged in
+    its own thread (the kernel releases the GIL): every weight is still merged from the
+    same deltas in the same order, so the result is the one pass's, bit for bit."""
     if not deltas:
         return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
     deltas = [by_index(d) for d in deltas]
@@ -220,8 +226,42 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int) -> Update:
     starts = np.cumsum([0] + [d.size for d in deltas]).astype(np.int64)
     n = entry.shape[0]
     out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
-    k = _merge_round(flat, entry, before, after, reach, starts, rule, out_index, out_values)
-    return Update(out_index[:k].copy(), out_values[:k].copy())
+    parts = max(1, min(parts, n // _PART_ENTRIES))
+    if parts == 1:
+        k = _merge_round(flat, entry, before, after, reach, starts[:-1], starts[1:], rule,
+                         out_index, out_values, 0)
+        return Update(out_index[:k].copy(), out_values[:k].copy())
+    # cut where the joined entries' quantiles fall, so the parts are about equal in work;
+    # part p merges every delta's entries in [cuts[p], cuts[p + 1])
+    cuts = np.unique(np.concatenate([[0], np.sort(entry[np.linspace(0, n - 1, parts + 1)
+                                                        .astype(np.int64)])[1:-1],
+                                     [flat.shape[0]]]))
+    bounds = np.stack([starts[j] + np.searchsorted(entry[starts[j]:starts[j + 1]], cuts)
+                       for j in range(len(deltas))], axis=1)  # [cut, delta]
+
+    def part(p: int) -> tuple[int, int]:
+        first = int((bounds[p] - starts[:-1]).sum())  # the entries before: room enough
+        return first, _merge_round(flat, entry, before, after, reach, bounds[p],
+                                   bounds[p + 1], rule, out_index, out_values, first)
+
+    spans = list(_merge_pool().map(part, range(len(cuts) - 1)))
+    keep = np.concatenate([np.arange(a, b) for a, b in spans])
+    return Update(out_index[keep], out_values[keep])
+
+
+_PART_ENTRIES = 20_000  # below this many entries a part's thread costs more than it saves
+_POOL: list[cf.ThreadPoolExecutor] = []
+
+
+def _merge_pool() -> cf.ThreadPoolExecutor:
+    if not _POOL:
+        _POOL.append(cf.ThreadPoolExecutor(merge_parts(), thread_name_prefix="merge"))
+    return _POOL[0]
+
+
+def merge_parts() -> int:
+    """The threads a round's merge uses: one a core (at most 32)."""
+    return max(1, min(32, os.cpu_count() or 1))
 
 
 @nb.njit(cache=True, nogil=True)
