@@ -179,7 +179,7 @@ def _run(args: argparse.Namespace, url: str, settings: Any, logs: Path,
     trainers = [Child(f"{game} trainer",
                       [*gameai, "trainer", "--game", game, "--algorithm", algorithm_for(game),
                        "--metrics-port", str(port), "--promote", "auto", "--resume",
-                       *budget],
+                       *([] if args.bundled else ["--no-bundled"]), *budget],
                       logs / ("trainer.log" if i == 0 else f"trainer-{game}.log"))
                 for i, (game, port) in enumerate(zip(games, trainer_ports(args), strict=True))]
     # One server process unless GAMEAI_WORKERS says otherwise: on one machine that also
@@ -289,25 +289,21 @@ def _publish_bundled(url: str, prefix: str, games: list[str]) -> dict[str, str]:
     has one (:mod:`gameai.models.bundled`): served at once, and its trainer goes on from
     it; what ``up`` says about each."""
     from gameai.models import CorruptModel
-    from gameai.models.bundled import bundled
+    from gameai.models.bundled import publish_bundled
     from gameai.store import ModelStore
 
     said = {}
     with ModelStore.from_url(url, prefix=prefix) as store:
         for game in games:
-            entry = bundled(game)
-            if entry is None:
-                continue
             try:
-                data = entry.read()
+                done = publish_bundled(store, game, by="gameai up (bundled model)")
             except CorruptModel as e:  # never served; the trainer learns from nothing
                 said[game] = f"the bundled model is not used ({e}); its trainer learns one"
                 continue
-            record = store.publish(data, by="gameai up (bundled model)")
-            store.set_alias(game=game, alias="production", version=record.version,
-                            by="gameai up (bundled model)")
-            said[game] = (f"serving the bundled model as version {record.version} "
-                          f"({entry.judged}); its trainer goes on from it")
+            if done is not None:
+                version, entry = done
+                said[game] = (f"serving the bundled model as version {version} "
+                              f"({entry.judged}); its trainer goes on from it")
     return said
 
 

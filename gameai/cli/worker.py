@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--resume", action="store_true",
                    help="warm-start from the production version if the store has one, else "
                    "start fresh (for restarts under Compose or Kubernetes)")
+    p.add_argument("--no-bundled", dest="bundled", action="store_false",
+                   help="with --resume on a store without a production version: learn from "
+                   "nothing, never from the game's bundled starting model (by default it is "
+                   "published as version 1 and served at once, and training goes on from it)")
     p.add_argument("--promote", choices=("auto", "manual"), default="auto")
     p.add_argument("--seed", type=int, help="random seed (default: a fresh one, logged and "
                    "recorded in every version)")

@@ -344,13 +344,9 @@ SHIPPED = {  # every shipped overlay, and the components on the base
 }
 
 
-@pytest.mark.parametrize("case", sorted(SHIPPED))
-def test_every_served_game_has_a_trainer_so_every_install_gets_ready(case: str,
-                                                                     tmp_path: Path) -> None:
-    """Issue 28: servers are ready only once every game they serve has a production
-    version, and only a trainer makes one from an empty store; so in every shipped overlay
-    and component, each served game is some trainer's game (the connect-four component
-    served tic-tac-toe with no trainer for it: no pod was ever ready)."""
+def render_shipped(case: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """The objects of one of :data:`SHIPPED` as ``kubectl kustomize`` renders them, with
+    credentials made (a component is added to the base by an overlay made here)."""
     root = tmp_path / "k8s"
     shutil.copytree(K8S, root, ignore=shutil.ignore_patterns("*.env"))
     assert make_credentials(root).returncode == 0
@@ -367,8 +363,18 @@ def test_every_served_game_has_a_trainer_so_every_install_gets_ready(case: str,
         path = overlay
     else:
         path = root if where == "kustomization.yaml" else root / str(where)
-    _, docs = kustomize(path)
-    served, trained = served_and_trained(docs)
+    return kustomize(path)[1]
+
+
+@pytest.mark.parametrize("case", sorted(SHIPPED))
+def test_every_served_game_has_a_trainer_so_every_install_gets_ready(case: str,
+                                                                     tmp_path: Path) -> None:
+    """Issue 28: servers are ready only once every game they serve has a production
+    version, and only a trainer makes one from an empty store; so in every shipped overlay
+    and component, each served game is some trainer's game (the connect-four component
+    served tic-tac-toe with no trainer for it: no pod was ever ready). The processes
+    themselves are run in tests/deploy/test_k8s_ready.py."""
+    served, trained = served_and_trained(render_shipped(case, tmp_path))
     assert served, "no server"
     assert served <= trained, f"served with no trainer: {sorted(served - trained)}"
 

@@ -440,3 +440,38 @@ def test_a_worker_stopped_by_the_memory_budget_publishes_what_it_learned(redis_u
     assert 0 < version.info["games_played"] < 10_000_000
     assert len(model.keys) > 10_000
     assert "training stopped (memory budget): growing a learner's table" in caplog.text
+
+
+def test_resume_on_an_empty_store_serves_the_bundled_model_and_goes_on_from_it(redis_url):
+    """Issue 28: a Connect Four trainer started with --resume on an empty store (Compose,
+    Kubernetes, ``gameai up``) publishes the game's bundled model as production at once, so
+    the servers get ready in seconds, and trains on from it; --no-bundled learns from
+    nothing; a trainer of another algorithm could not go on from it and gets none."""
+    import hashlib
+
+    from gameai.models.bundled import bundled, publish_bundled
+    from gameai.trainer.training import make_learner
+    from gameai.trainer.worker.main import _resume
+
+    entry = bundled("connect-four")
+    assert entry is not None
+    with ModelStore.from_url(redis_url) as store:
+        fresh = _args(redis_url, game="connect-four", algorithm="ntuple", resume=True,
+                      bundled=False)
+        learner = make_learner(fresh.game, "ntuple", seed=1)
+        _resume(learner, store, fresh)
+        assert store.versions(game="connect-four") == [] and learner.games_played == 0
+        assert publish_bundled(store, "connect-four", algorithm="td", by="t") is None
+        assert store.versions(game="connect-four") == []
+
+        settings = _args(redis_url, game="connect-four", algorithm="ntuple", resume=True)
+        _resume(learner, store, settings)
+        (record,) = store.versions(game="connect-four")
+        assert store.resolve(game="connect-four", ref="production") == record.version
+        assert store.pinned(game="connect-four") is None  # better candidates replace it
+        stored = store.load(game="connect-four", version=record.version)
+        assert hashlib.sha256(stored.to_bytes()).hexdigest() == entry.sha256
+        assert learner.parent_version == record.version
+        assert learner.games_played == stored.info.games_played > 20_000_000
+        _resume(learner, store, settings)  # production there now: nothing published again
+        assert len(store.versions(game="connect-four")) == 1

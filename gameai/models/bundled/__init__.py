@@ -67,3 +67,26 @@ def manifest(directory: Path = DIRECTORY) -> dict[str, Bundled]:
 def bundled(game: str, directory: Path = DIRECTORY) -> Bundled | None:
     """The bundled model of ``game``, or None."""
     return manifest(directory).get(game)
+
+
+def publish_bundled(store: Any, game: str, *, algorithm: str | None = None,
+                    by: str) -> tuple[int, Bundled] | None:
+    """Publish ``game``'s bundled model to ``store`` (a :class:`gameai.store.ModelStore`)
+    and make it production (unpinned, so its trainer's better candidates replace it).
+    Returns its version and manifest entry, or None when the game bundles none, or none
+    of ``algorithm`` (a trainer of another algorithm could not go on from it).
+
+    Raises:
+        CorruptModel: the bundled file is not the manifest's; nothing is published.
+    """
+    from gameai.models.load import load_model
+
+    entry = bundled(game)
+    if entry is None:
+        return None
+    data = entry.read()
+    if algorithm is not None and load_model(data).info.algorithm != algorithm:
+        return None
+    record = store.publish(data, by=by)
+    store.set_alias(game=game, alias="production", version=record.version, by=by)
+    return record.version, entry

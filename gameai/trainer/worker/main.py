@@ -531,11 +531,27 @@ def _join_cluster(learner: Learner, settings: WorkerSettings) -> None:
 
 
 def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:
-    """``--resume``: go on from production if there is one; a fresh store starts fresh."""
-    if store.resolve(game=settings.game.name, ref="production") is None:
-        log.info("--resume: %s has no production version yet; starting fresh",
-                 settings.game.name)
-        return
+    """``--resume``: go on from production if there is one. A store without one gets the
+    game's bundled starting model as production (unless ``--no-bundled``), so the servers
+    serve it at once and are ready, whichever way the trainer was started (Compose,
+    Kubernetes, ``gameai up``); with none bundled, training starts fresh."""
+    from gameai.models import CorruptModel
+    from gameai.models.bundled import publish_bundled
+
+    game = settings.game.name
+    if store.resolve(game=game, ref="production") is None:
+        try:
+            done = (publish_bundled(store, game, algorithm=settings.algorithm,
+                                    by="gameai trainer (bundled model)")
+                    if settings.bundled else None)
+        except CorruptModel as e:
+            log.warning("--resume: the bundled model of %s is not used (%s)", game, e)
+            done = None
+        if done is None:
+            log.info("--resume: %s has no production version yet; starting fresh", game)
+            return
+        log.info("--resume: %s had no production version: published its bundled model as "
+                 "version %d and made it production (%s)", game, done[0], done[1].judged)
     _warm_start(learner, store, settings, "production")
 
 

@@ -38,6 +38,7 @@ class WorkerSettings:
     host: str = "127.0.0.1"
     from_version: str | None = None
     resume: bool = False  # warm-start from production when the store has one
+    bundled: bool = True  # with resume on an empty store: start from the bundled model
     promote: str = "auto"
     publish: str = "better"  # or "every": every candidate, better or not
     eval_share: float = 0.1  # of the worker's time spent evaluating, at most
@@ -79,7 +80,7 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         publish_every=flags.get("publish_every") or PUBLISH_EVERY[algorithm],
         publish_min_seconds=_seconds(flags.get("publish_min_seconds")),
         metrics_port=port, host=host, from_version=flags.get("from_version"),
-        resume=bool(flags.get("resume")),
+        resume=bool(flags.get("resume")), bundled=flags.get("bundled") is not False,
         promote=flags.get("promote") or "auto", publish=flags.get("publish") or "better",
         eval_share=_share(flags.get("eval_share")), seed=_seed(flags.get("seed")),
         params=dict(flags.get("params") or {}), max_games=flags.get("max_games"),
