@@ -11,6 +11,15 @@ and the share of answers that said ``exact: true``, overall and by ply.
 
 The servers share the store, so a budget's proofs of one round are in the shared table at
 the next (as live traffic grows the book); the budget-0 server never reads it.
+
+With ``--games N`` each server also plays N games as the first player against the perfect
+player (the judge's, its proved answers kept in the machine's book, ties among its optimal
+replies broken at random, seeded): every move of the served ``best`` level is a REST
+best-move request, and the report gives, per budget, the games won, drawn and lost, the
+share of the server's moves that said ``exact: true`` overall, by ply and from ply 16 on,
+and the ply from which every one of a game's moves was exact. ``--model FILE`` (or
+``bundled``: Connect Four's bundled starting model) serves that model instead of a freshly
+trained one; ``--seconds 0`` skips the latency rounds.
 """
 
 from __future__ import annotations
@@ -48,25 +57,96 @@ def main(args: argparse.Namespace) -> int:
             contextlib.ExitStack() as servers, \
             multiprocessing.get_context("spawn").Pool(1) as clients:
         store = ModelStore.from_url(redis.url)
-        model = review_model(args.train_games)
-        version = store.publish(model.to_bytes(), by="bench").version
+        version = store.publish(_model_bytes(args), by="bench").version
         store.set_alias(game=GAME, alias="production", version=version, by="bench")
         ports = {b: servers.enter_context(_serving(redis.url, b, args.workers))
                  for b in budgets}
-        for round_number in range(args.rounds):
+        for round_number in range(args.rounds if args.seconds > 0 else 0):
             positions = draw_positions(random.Random(round_number), args.positions)
             for budget in budgets:
                 runs[budget].append(clients.apply(
                     _drive, (ports[budget], positions, args.clients, args.seconds)))
+        games = {b: play_games(ports[b], args.games, args.time_limit, seed=args.seed)
+                 for b in budgets} if getattr(args, "games", 0) else {}
         report["table_size"] = store.proved().size(game=GAME)
         store.close()
     report["load_average_after"] = os.getloadavg()
-    report["budgets"] = {str(b): summarize(r) for b, r in runs.items()}
+    report["budgets"] = {str(b): summarize(r) for b, r in runs.items() if r}
+    if games:
+        report["games"] = {str(b): g for b, g in games.items()}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print_report(report)
     return 0
+
+
+def _model_bytes(args: argparse.Namespace) -> bytes:
+    """The served model: ``--model`` (a file, or ``bundled``), else a network trained for
+    ``--train-games`` games."""
+    model = getattr(args, "model", None)
+    if model == "bundled":
+        from gameai.models.bundled import bundled
+
+        entry = bundled(GAME)
+        assert entry is not None, "Connect Four bundles a model"
+        return entry.read()
+    if model:
+        with open(model, "rb") as f:
+            return f.read()
+    return review_model(args.train_games).to_bytes()
+
+
+def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
+               ) -> dict[str, Any]:
+    """``games`` games of the server's best level (REST best-move, as X) against the
+    perfect player: results and how many of the server's moves were proved exact."""
+    import httpx
+
+    from gameai.games import get_game
+    from gameai.trainer.evaluation.book import default_book
+    from gameai.trainer.evaluation.calibrate import perfect_player
+
+    game = get_game(GAME)
+    perfect = perfect_player(game, time_limit=time_limit, book=default_book(game))
+    rng = random.Random(seed)
+    results = {"win": 0, "draw": 0, "loss": 0}
+    by_ply: dict[int, list[bool]] = {}
+    all_exact_from: list[int] = []
+    url = f"http://127.0.0.1:{port}/v1/games/{GAME}/best-move"
+    with httpx.Client(timeout=60) as client:
+        for _ in range(games):
+            state = game.initial()
+            moves: list[str] = []
+            flags: list[tuple[int, bool]] = []
+            while not state.is_over():
+                if state.to_move == "X":
+                    answer = client.post(url, json={"moves": "".join(moves)})
+                    answer.raise_for_status()
+                    body = answer.json()
+                    action = int(body["move"]["index"]) % game.cols
+                    flags.append((len(moves), bool(body.get("exact"))))
+                else:
+                    action = perfect(state, rng) % game.cols
+                action = next(a for a in state.legal_actions() if a % game.cols == action)
+                state = state.play(action)
+                moves.append(str(action % game.cols + 1))
+            winner = state.winner()
+            results["win" if winner == "X" else "loss" if winner == "O" else "draw"] += 1
+            for ply, exact in flags:
+                by_ply.setdefault(ply, []).append(exact)
+            inexact = [ply for ply, exact in flags if not exact]
+            all_exact_from.append(inexact[-1] + 2 if inexact else 0)
+    late = [e for ply, es in by_ply.items() if ply >= 16 for e in es]
+    moves_all = [e for es in by_ply.values() for e in es]
+    return {**results, "games": games,
+            "exact_share": sum(moves_all) / max(1, len(moves_all)),
+            "exact_share_from_ply_16": sum(late) / max(1, len(late)),
+            "exact_share_by_ply": {str(p): round(sum(es) / len(es), 3)
+                                   for p, es in sorted(by_ply.items())},
+            "all_exact_from_ply": {"median": sorted(all_exact_from)[len(all_exact_from) // 2],
+                                   "max": max(all_exact_from)},
+            "opponent_unproved_moves": perfect.guessed_moves}
 
 
 def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
@@ -128,6 +208,12 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"  budget {budget:>3} ms: p50 {s['p50_ms']:.2f} ms, p99 {s['p99_ms']:.2f} ms, "
               f"{s['rate']:,.0f}/s, {s['errors']} errors; exact {s['exact_share']:.0%} "
               f"(by ply: {bands})")
+    for budget, g in report.get("games", {}).items():
+        print(f"  budget {budget:>3} ms, {g['games']} games as X vs perfect play: "
+              f"{g['win']}/{g['draw']}/{g['loss']}; moves exact {g['exact_share']:.0%}, "
+              f"from ply 16 {g['exact_share_from_ply_16']:.0%}; every move exact from ply "
+              f"{g['all_exact_from_ply']['median']} (median), {g['all_exact_from_ply']['max']}"
+              f" (worst)")
     print(f"  shared table: {report['table_size']:,} positions; load average before/after: "
           f"{report['load_average_before'][0]:.2f}/{report['load_average_after'][0]:.2f} "
           f"on {report['cpus']} cpus")

@@ -94,6 +94,15 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "(6000; each is asked once per server)")
     p.add_argument("--train-games", type=int, default=500, help="self-play games that "
                    "train the network (500)")
+    p.add_argument("--model", metavar="FILE", help="serve this Connect Four model instead "
+                   "('bundled': the bundled starting model)")
+    p.add_argument("--games", type=int, default=0, metavar="N", help="also play N games as "
+                   "the first player against the perfect player on each server: the share "
+                   "of its best moves proved exact, by ply (default 0)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="S", help="with "
+                   "--games: the perfect player's seconds a move past its book (300)")
+    p.add_argument("--seed", type=int, default=0, help="with --games: the perfect player's "
+                   "tie-breaks (0)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench_exact)
 

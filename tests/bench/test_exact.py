@@ -1,0 +1,32 @@
+"""``gameai bench exact``: servers with and without a solver budget, driven over REST; with
+``--games`` each plays games as X against the perfect player and reports how many of its
+best moves were proved exact (issue 26)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "gameai", "bench", "exact", "--budgets", "0,5", "--seconds",
+         "0.5", "--rounds", "1", "--positions", "200", "--clients", "2", "--games", "2",
+         "--time-limit", "0.05", "--model", "bundled", "--json"],
+        capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    latency = report["budgets"]
+    assert latency["0"]["exact_share"] == 0 and latency["0"]["requests"] > 0
+    assert latency["5"]["exact_share"] > 0  # late positions are proved in 5 ms
+    games = report["games"]
+    for budget in ("0", "5"):
+        g = games[budget]
+        assert g["win"] + g["draw"] + g["loss"] == g["games"] == 2
+        assert all(int(ply) % 2 == 0 for ply in g["exact_share_by_ply"])  # X's moves only
+    assert games["0"]["exact_share"] == 0  # the network alone never says exact
+    for g in games.values():  # "every move exact from" is after the game's last inexact one
+        by_ply = {int(p): share for p, share in g["exact_share_by_ply"].items()}
+        inexact = [p for p, share in by_ply.items() if share < 1]
+        assert g["all_exact_from_ply"]["max"] >= (max(inexact) + 2 if inexact else 0)
