@@ -31,6 +31,7 @@ import json
 import multiprocessing
 import os
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -102,6 +103,7 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
     """``games`` games of the server's best level (REST best-move, as X) against the
     perfect player: results and how many of the server's moves were proved exact."""
     import httpx
+    from tqdm import tqdm
 
     from gameai.games import get_game
     from gameai.trainer.evaluation.book import default_book
@@ -114,7 +116,9 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
     by_ply: dict[int, list[bool]] = {}
     all_exact_from: list[int] = []
     url = f"http://127.0.0.1:{port}/v1/games/{GAME}/best-move"
-    with httpx.Client(timeout=60) as client:
+    with httpx.Client(timeout=60) as client, \
+            tqdm(total=games, desc=f"games against perfect play, port {port}",
+                 unit=" games", file=sys.stderr, leave=False) as bar:
         for _ in range(games):
             state = game.initial()
             moves: list[str] = []
@@ -137,6 +141,7 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
                 by_ply.setdefault(ply, []).append(exact)
             inexact = [ply for ply, exact in flags if not exact]
             all_exact_from.append(inexact[-1] + 2 if inexact else 0)
+            bar.update(1)
     late = [e for ply, es in by_ply.items() if ply >= 16 for e in es]
     moves_all = [e for es in by_ply.values() for e in es]
     return {**results, "games": games,
