@@ -200,6 +200,18 @@ def radix_order(keys: I64) -> I64:
     return order
 
 
+@nb.njit(cache=True, nogil=True)
+def _join(entry: I64, before: F32, after: F32, reach: F32, d_entry: I64, d_before: F32,
+          d_after: F32, d_reach: F32, at: int) -> None:
+    """Copy one delta into the joined columns from ``at`` on (outside the GIL, so a round's
+    deltas are copied at once)."""
+    for i in range(d_entry.shape[0]):
+        entry[at + i] = d_entry[i]
+        before[at + i] = d_before[i]
+        after[at + i] = d_after[i]
+        reach[at + i] = d_reach[i]
+
+
 def by_index(delta: Delta) -> Delta:
     """``delta`` with its weights in ascending index order (what the merge reads)."""
     if delta.size < 2 or bool(np.all(delta.entry[1:] > delta.entry[:-1])):
@@ -221,12 +233,21 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     if not deltas:
         return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
     deltas = [by_index(d) for d in deltas]
-    entry, before, after, reach = (np.concatenate(column) for column in zip(*deltas,
-                                                                             strict=True))
     starts = np.cumsum([0] + [d.size for d in deltas]).astype(np.int64)
-    n = entry.shape[0]
-    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
+    n = int(starts[-1])
     parts = max(1, min(parts, n // _PART_ENTRIES))
+    entry, before, after, reach = (np.empty(n, np.int64), np.empty(n, np.float32),
+                                   np.empty(n, np.float32), np.empty(n, np.float32))
+
+    def join(j: int) -> None:  # each delta copied into the joined columns in its own thread
+        _join(entry, before, after, reach, *deltas[j], starts[j])
+
+    if parts == 1:
+        for j in range(len(deltas)):
+            join(j)
+    else:
+        list(_merge_pool().map(join, range(len(deltas))))
+    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
     if parts == 1:
         k = _merge_round(flat, entry, before, after, reach, starts[:-1], starts[1:], rule,
                          out_index, out_values, 0)
@@ -288,5 +309,12 @@ def merge_one(flat: F32, delta: Delta, rule: int) -> Update:
 
 
 def apply(flat: F32, update: Update) -> None:
-    """Set the update's weights in ``flat`` (a copy's weights, flattened)."""
-    flat[update.entry] = update.values
+    """Set the update's weights in ``flat`` (a copy's weights, flattened), outside the GIL:
+    every actor's thread applies the round's update at once."""
+    _apply(flat, update.entry, update.values)
+
+
+@nb.njit(cache=True, nogil=True)
+def _apply(flat: F32, entry: I64, values: F32) -> None:
+    for i in range(entry.shape[0]):
+        flat[entry[i]] = values[i]
