@@ -102,7 +102,8 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
                ) -> dict[str, Any]:
     """``games`` games of the server's best level (REST best-move, as X) against the
     perfect player: results and how many of the server's moves were proved exact."""
-    import httpx
+    from http.client import HTTPConnection
+
     from tqdm import tqdm
 
     from gameai.games import get_game
@@ -115,8 +116,9 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
     results = {"win": 0, "draw": 0, "loss": 0}
     by_ply: dict[int, list[bool]] = {}
     all_exact_from: list[int] = []
-    url = f"http://127.0.0.1:{port}/v1/games/{GAME}/best-move"
-    with httpx.Client(timeout=60) as client, \
+    client = HTTPConnection("127.0.0.1", port, timeout=60)  # the standard library's: the
+    path = f"/v1/games/{GAME}/best-move"  # image has no HTTP client package
+    with contextlib.closing(client), \
             tqdm(total=games, desc=f"games against perfect play, port {port}",
                  unit=" games", file=sys.stderr, leave=False) as bar:
         for _ in range(games):
@@ -125,9 +127,12 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
             flags: list[tuple[int, bool]] = []
             while not state.is_over():
                 if state.to_move == "X":
-                    answer = client.post(url, json={"moves": "".join(moves)})
-                    answer.raise_for_status()
-                    body = answer.json()
+                    client.request("POST", path, json.dumps({"moves": "".join(moves)}),
+                                   {"Content-Type": "application/json"})
+                    answer = client.getresponse()
+                    body = json.loads(answer.read())
+                    if answer.status != 200:
+                        raise RuntimeError(f"best-move answered {answer.status}: {body}")
                     action = int(body["move"]["index"]) % game.cols
                     flags.append((len(moves), bool(body.get("exact"))))
                 else:

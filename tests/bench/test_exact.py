@@ -12,7 +12,7 @@ import sys
 def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gameai", "bench", "exact", "--budgets", "0,5", "--seconds",
-         "0.5", "--rounds", "1", "--positions", "200", "--clients", "2", "--games", "2",
+         "1", "--rounds", "1", "--positions", "3000", "--clients", "2", "--games", "2",
          "--time-limit", "0.05", "--model", "bundled", "--json"],
         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
