@@ -133,11 +133,11 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
                     body = json.loads(answer.read())
                     if answer.status != 200:
                         raise RuntimeError(f"best-move answered {answer.status}: {body}")
-                    action = int(body["move"]["index"]) % game.cols
+                    column = int(body["move"]["index"]) % game.cols
+                    action = next(a for a in state.legal_actions() if a % game.cols == column)
                     flags.append((len(moves), bool(body.get("exact"))))
                 else:
-                    action = perfect(state, rng) % game.cols
-                action = next(a for a in state.legal_actions() if a % game.cols == action)
+                    action = perfect(state, rng)
                 state = state.play(action)
                 moves.append(str(action % game.cols + 1))
             winner = state.winner()

@@ -9,6 +9,7 @@ import base64
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -314,24 +315,42 @@ def _pod_labels(objects: dict[tuple[str, str], Any], selector: dict[str, str]
     return labels
 
 
+@dataclass
+class Role:
+    """A ``gameai serve`` or ``gameai trainer`` container as rendered."""
+
+    name: str  # the object and container
+    args: list[str]
+    env: dict[str, str]  # the plain values (a Secret's are not read here)
+
+
+def roles(docs: list[dict[str, Any]]) -> list[Role]:
+    """The ``gameai serve`` and ``gameai trainer`` containers of the rendered objects:
+    Deployments, StatefulSets and a RayCluster's head."""
+    out = []
+    for doc in docs:
+        spec = doc.get("spec", {})
+        template = spec.get("template") if doc["kind"] in ("Deployment", "StatefulSet") \
+            else spec.get("headGroupSpec", {}).get("template") if doc["kind"] == "RayCluster" \
+            else None
+        for c in (template or {}).get("spec", {}).get("containers", []):
+            args = [str(a) for a in c.get("args", [])]
+            if args[:1] in (["serve"], ["trainer"]):
+                env = {e["name"]: str(e["value"]) for e in c.get("env", []) if "value" in e}
+                out.append(Role(f"{doc['metadata']['name']}/{c['name']}", args, env))
+    return out
+
+
 def served_and_trained(docs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     """The games the servers serve (``GAMEAI_GAMES``) and those some trainer learns (the
     ``--game`` of every ``gameai trainer`` container: Deployments and a RayCluster's head)."""
     served: set[str] = set()
     trained: set[str] = set()
-    for doc in docs:
-        spec = doc.get("spec", {})
-        templates = [spec.get("template")] if doc["kind"] in ("Deployment", "StatefulSet") \
-            else [spec.get("headGroupSpec", {}).get("template")] if doc["kind"] == "RayCluster" \
-            else []
-        for template in filter(None, templates):
-            for container in template["spec"]["containers"]:
-                args = container.get("args", [])
-                env = {e["name"]: e.get("value") for e in container.get("env", [])}
-                if args[:1] == ["serve"]:
-                    served |= set((env.get("GAMEAI_GAMES") or "tictactoe").split(","))
-                if args[:1] == ["trainer"]:
-                    trained.add(args[args.index("--game") + 1])
+    for role in roles(docs):
+        if role.args[0] == "serve":
+            served |= set((role.env.get("GAMEAI_GAMES") or "tictactoe").split(","))
+        else:
+            trained.add(role.args[role.args.index("--game") + 1])
     return served, trained
 
 

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,36 +25,9 @@ import httpx
 import pytest
 
 from gameai.store.embedded import RedisServer, free_port
-from tests.deploy.test_k8s import SHIPPED, render_shipped
+from tests.deploy.test_k8s import SHIPPED, Role, render_shipped, roles
 
 READY_SECONDS = 240  # the tic-tac-toe trainer learns its first version: seconds, at load
-
-
-@dataclass
-class Role:
-    name: str  # the object and container
-    args: list[str]
-    env: dict[str, str]  # the rendered plain values (a Secret's are not read here)
-
-
-def roles(docs: list[dict[str, Any]]) -> list[Role]:
-    """The ``gameai serve`` and ``gameai trainer`` containers of the rendered objects."""
-    out = []
-    for doc in docs:
-        spec = doc.get("spec", {})
-        if doc["kind"] in ("Deployment", "StatefulSet"):
-            templates = [spec["template"]]
-        elif doc["kind"] == "RayCluster":
-            templates = [spec["headGroupSpec"]["template"]]
-        else:
-            continue
-        for template in templates:
-            for c in template["spec"]["containers"]:
-                args = [str(a) for a in c.get("args", [])]
-                if args[:1] in (["serve"], ["trainer"]):
-                    env = {e["name"]: str(e["value"]) for e in c.get("env", []) if "value" in e}
-                    out.append(Role(f"{doc['metadata']['name']}/{c['name']}", args, env))
-    return out
 
 
 def on_this_machine(role: Role, *, url_file: Path, cache: str, ray: str | None

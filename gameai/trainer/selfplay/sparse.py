@@ -242,16 +242,14 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     def join(j: int) -> None:  # each delta copied into the joined columns in its own thread
         _join(entry, before, after, reach, *deltas[j], starts[j])
 
+    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
     if parts == 1:
         for j in range(len(deltas)):
             join(j)
-    else:
-        list(_merge_pool().map(join, range(len(deltas))))
-    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
-    if parts == 1:
         k = _merge_round(flat, entry, before, after, reach, starts[:-1], starts[1:], rule,
                          out_index, out_values, 0)
         return Update(out_index[:k].copy(), out_values[:k].copy())
+    list(_merge_pool().map(join, range(len(deltas))))
     # cut where the joined entries' quantiles fall, so the parts are about equal in work;
     # part p merges every delta's entries in [cuts[p], cuts[p + 1])
     cuts = np.unique(np.concatenate([[0], np.sort(entry[np.linspace(0, n - 1, parts + 1)

@@ -540,13 +540,13 @@ def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> No
 
     game = settings.game.name
     if store.resolve(game=game, ref="production") is None:
-        try:
-            done = (publish_bundled(store, game, algorithm=settings.algorithm,
-                                    by="gameai trainer (bundled model)")
-                    if settings.bundled else None)
-        except CorruptModel as e:
-            log.warning("--resume: the bundled model of %s is not used (%s)", game, e)
-            done = None
+        done = None
+        if settings.bundled:
+            try:
+                done = publish_bundled(store, game, algorithm=settings.algorithm,
+                                       by="gameai trainer (bundled model)")
+            except CorruptModel as e:
+                log.warning("--resume: the bundled model of %s is not used (%s)", game, e)
         if done is None:
             log.info("--resume: %s has no production version yet; starting fresh", game)
             return
