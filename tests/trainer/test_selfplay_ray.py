@@ -51,12 +51,14 @@ def _train(tmp_path: Path, name: str, *extra: str) -> tuple[bytes, dict[str, Any
     return out.read_bytes(), {}
 
 
+@pytest.mark.parametrize("overlap", ["0", "1"])
 def test_a_cluster_trains_the_local_model_byte_for_byte(cluster, tmp_path, capsys,
-                                                         monkeypatch):
+                                                         monkeypatch, overlap):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
-    local, _ = _train(tmp_path, "local.model")
+    local, _ = _train(tmp_path, "local.model", "--param", f"overlap={overlap}")
     capsys.readouterr()
-    remote, _ = _train(tmp_path, "ray.model", "--cluster", cluster.address)
+    remote, _ = _train(tmp_path, "ray.model", "--param", f"overlap={overlap}",
+                       "--cluster", cluster.address)
     report = json.loads(capsys.readouterr().out)
     assert remote == local
     assert report["cluster"]["nodes"] == 2 and report["cluster"]["hosts"] == 2
@@ -91,8 +93,9 @@ def test_the_trainer_worker_plays_on_the_cluster_and_publishes(cluster, redis_ur
     assert model.info.params["actors"] == 2 and model.info.games_played == 6000
 
 
-def _learner(game: str, on_loss: str | None) -> Any:
-    learner = make_learner(get_game(game), "ntuple", seed=7, params=PARAMS)
+def _learner(game: str, on_loss: str | None, overlap: str = "0") -> Any:
+    learner = make_learner(get_game(game), "ntuple", seed=7,
+                           params={**PARAMS, "overlap": overlap})
     if on_loss is not None:
         from gameai.trainer.selfplay.ray import RayCluster
 
@@ -100,10 +103,10 @@ def _learner(game: str, on_loss: str | None) -> Any:
     return learner
 
 
-def _kill_mid_run(cluster: Any, on_loss: str, then: Any = None) -> Any:
+def _kill_mid_run(cluster: Any, on_loss: str, then: Any = None, overlap: str = "0") -> Any:
     """Train on the cluster; one round in, kill the worker node; ``then(learner, thread)``
     runs after the kill. Returns the learner once it is done."""
-    learner = _learner("connect-4x5-4", on_loss)
+    learner = _learner("connect-4x5-4", on_loss, overlap)
     learner.play(2000)  # a round: both hosts placed, one on each node
     assert learner.selfplay_status["hosts"] == 2
     done = threading.Event()
@@ -119,8 +122,8 @@ def _kill_mid_run(cluster: Any, on_loss: str, then: Any = None) -> Any:
     return learner
 
 
-def _same_as_local(learner: Any) -> None:
-    twin = _learner("connect-4x5-4", None)
+def _same_as_local(learner: Any, overlap: str = "0") -> None:
+    twin = _learner("connect-4x5-4", None, overlap)
     twin.play(2000)
     twin.play(30_000)
     learner.sync()
@@ -129,11 +132,15 @@ def _same_as_local(learner: Any) -> None:
     twin.close()
 
 
-def test_a_killed_worker_node_costs_only_its_unsent_games(cluster):
-    learner = _kill_mid_run(cluster, "continue")
+@pytest.mark.parametrize("overlap", ["0", "1"])
+def test_a_killed_worker_node_costs_only_its_unsent_games(cluster, overlap):
+    """With overlapping rounds the lost host may hold shares of two rounds: those of the
+    earlier one are played again from its base (the host left steps back over the update
+    it has taken since)."""
+    learner = _kill_mid_run(cluster, "continue", overlap=overlap)
     status = learner.selfplay_status
     assert status["hosts_lost"] == 1 and status["nodes"] == 1
-    _same_as_local(learner)  # the lost shares were played again: the same model
+    _same_as_local(learner, overlap)  # the lost shares were played again: the same model
     learner.close()
     cluster.add_node(num_cpus=1, object_store_memory=100 * 1024 * 1024)
     cluster.wait_for_nodes()

@@ -212,3 +212,75 @@ def test_radix_order_sorts_like_a_stable_argsort(top):
     keys = np.random.default_rng(top).integers(0, top, 5000).astype(np.int64)
     assert np.array_equal(radix_order(keys), np.argsort(keys, kind="stable"))
     assert radix_order(np.zeros(0, np.int64)).shape == (0,)
+
+
+def test_overlapping_rounds_are_reproducible_and_one_round_behind():
+    """overlap=1: the same weights whatever the host threads and however the games are
+    cut into calls at round ends (a call's last round merged, its update held back until
+    the next round is queued); not the plain rounds' weights."""
+    from gameai.trainer.selfplay.local import LocalBackend
+
+    def trained(threads: int, calls: list[int], overlap: int = 1) -> np.ndarray:
+        learner = make_learner(get_game("tictactoe"), "ntuple", seed=5,
+                               params={"actors": "4", "sync_games": "200",
+                                       "overlap": str(overlap)})
+        learner.use_backend(LocalBackend(threads))
+        for games in calls:
+            learner.play(games)
+        assert learner.games_played == sum(calls)
+        learner.sync()
+        learner.close()
+        return learner.weights.copy()
+
+    one = trained(1, [1600])
+    assert np.array_equal(one, trained(2, [1600]))
+    assert np.array_equal(one, trained(3, [400, 200, 1000]))
+    assert not np.array_equal(one, trained(2, [1600], overlap=0))
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_a_round_merged_onto_a_master_that_moved(rule):
+    """Overlapping rounds merge a round's deltas onto a master the previous round moved:
+    sum and mean add their move; scaled also contracts the distance moved by the combined
+    contraction; the update's ``previous`` holds what it replaced."""
+    rng = np.random.default_rng(11)
+    base = rng.normal(0, 0.5, 400).astype(np.float32)
+    deltas = random_deltas(rng, base, 3)
+    master = base + rng.normal(0, 0.05, 400).astype(np.float32)
+    plain = reference_merge(base, deltas, rule)  # the move each weight gets from the base
+    expected = master.copy()
+    for e in {int(x) for d in deltas for x in d.entry}:
+        move = float(plain[e]) - float(base[e])
+        if rule == "scaled":
+            weight = 0.0
+            for d in deltas:
+                hit = np.flatnonzero(d.entry == e)
+                if hit.size:
+                    r = min(float(d.reach[hit[0]]), 1.0 - 1e-7)
+                    weight += -math.log(1.0 - r) if r > 1e-12 else 0.0
+            move -= (1.0 - math.exp(-weight)) * (float(master[e]) - float(base[e]))
+        expected[e] = np.float32(float(master[e]) + move)
+    flat = master.copy()
+    update = merge_round(flat, deltas, RULES[rule])
+    assert np.allclose(flat, expected, rtol=0, atol=2e-6)
+    assert np.array_equal(update.previous, master[update.entry])
+    assert np.array_equal(update.values, flat[update.entry])
+
+
+def test_a_host_steps_back_over_updates_and_forward_again():
+    """A share played again after the updates of its round's successors (a lost host's,
+    in overlapping rounds) plays from its own round's base, and the copy is left as it was."""
+    learner = make_learner(get_game("connect-4x5-4"), "ntuple", seed=2)
+    learner.play(200)
+    schedule = schedule_of(learner)
+    base = learner.weights.copy()
+    host = Host(learner.net, base)
+    (first,) = host.play([Share(0, np.array([9], np.uint64), 50, 200)], schedule)
+    later = base.reshape(-1).copy()
+    update = merge_round(later, [first.delta], SCALED)
+    host.apply([update])
+    assert np.array_equal(host.flat, later)
+    (again,) = host.play([Share(0, np.array([9], np.uint64), 50, 200)], schedule, [update])
+    assert np.array_equal(host.flat, later)  # forward again
+    for a, b in zip(again.delta, first.delta, strict=True):
+        assert np.array_equal(a, b)  # the same games from the same base

@@ -90,6 +90,7 @@ class NtupleParams(Params):
     sync_games: int = 2048  # games a round, all actors together; 0: shared weights (Hogwild)
     merge: str = "scaled"  # how a round's deltas combine: scaled, mean or sum (selfplay/)
     staleness: int = 0  # 0: reproducible rounds; N: asynchronous, at most N games behind
+    overlap: int = 0  # 1: a round plays while the one before it merges (one round stale)
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -113,6 +114,10 @@ class NtupleParams(Params):
         require(self.staleness >= 0, "staleness", "at least 0 (0: reproducible rounds)")
         require(self.staleness == 0 or self.merge != "mean", "merge",
                 "scaled or sum with staleness > 0 (a mean needs a round's deltas together)")
+        require(self.overlap in (0, 1), "overlap",
+                "0 (each round from the last merge) or 1 (from the one before)")
+        require(self.overlap == 0 or self.staleness == 0, "overlap",
+                "0 with staleness > 0 (asynchronous merges do not come in rounds)")
         require(not self.tcl or self.actors == 1 or self.sync_games == 0, "tcl",
                 "false with actors > 1 (the actors' deltas carry no coherence sums)")
 
@@ -239,6 +244,7 @@ class NtupleLearner(Learner):
         p = self.params
         options: dict[str, Any] = dict(slots=p.actors, round_games=p.sync_games,
                                        rule=RULES[p.merge], staleness=p.staleness,
+                                       overlap=p.overlap,
                                        rng_of=lambda _s, i: self.actor_rngs[i].copy())
         backend = self.backend if self.backend is not None else LocalBackend()
         start = getattr(backend, "start", None)

@@ -18,7 +18,7 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.learners.ntuple import play_games
-from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, rehash
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, rehash, undo
 
 GROW_GAMES = 16  # games between checks of the tracking buffers' room
 
@@ -64,6 +64,9 @@ class Host:
         (two games played and taken back out)."""
         self.play([Share(0, np.zeros(1, np.uint64), 2, 0)], schedule)
         rehash(np.full(4, -1, dtype=np.int64), np.full(2, -1, dtype=np.int64))
+        none = Update(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
+        self.apply([none])
+        undo(self.flat, none)
         by_index(Delta(np.array([1, 0]), *(np.zeros(2, np.float32) for _ in range(3))))
 
     def _room(self, games: int) -> None:
@@ -84,8 +87,19 @@ class Host:
                 grown[:n] = getattr(self, name)[:n]
                 setattr(self, name, grown)
 
-    def play(self, shares: list[Share], schedule: np.ndarray) -> list[Played]:
-        """Play each share from the current weights; the weights are left as they were."""
+    def play(self, shares: list[Share], schedule: np.ndarray,
+             back: list[Update] | None = None) -> list[Played]:
+        """Play each share from the current weights, or from the weights before the updates
+        ``back`` (the last ones applied, in the order applied: a share of an earlier round
+        played again); the weights are left as they were."""
+        for update in reversed(back or []):
+            undo(self.flat, update)
+        try:
+            return self._play(shares, schedule)
+        finally:
+            self.apply(back or [])
+
+    def _play(self, shares: list[Share], schedule: np.ndarray) -> list[Played]:
         out = []
         for share in shares:
             started = time.perf_counter()

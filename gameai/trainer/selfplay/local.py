@@ -21,8 +21,9 @@ class ThreadHost:
         self.host = Host(net, weights)
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix=f"selfplay-{name}")
 
-    def play(self, shares: list[Share], schedule: np.ndarray) -> cf.Future[list[Played]]:
-        return self._pool.submit(self.host.play, shares, schedule)
+    def play(self, shares: list[Share], schedule: np.ndarray,
+             back: list[Update] | None = None) -> cf.Future[list[Played]]:
+        return self._pool.submit(self.host.play, shares, schedule, back)
 
     def apply(self, updates: list[Update]) -> None:
         if updates:

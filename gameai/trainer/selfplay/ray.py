@@ -109,8 +109,8 @@ class _Host:
         self.host = Host(net, weights)
         self.host.warm(schedule)  # numba compiles or loads here, once per actor
 
-    def play(self, shares: list[Share], schedule: np.ndarray) -> list[Played]:
-        return self.host.play(shares, schedule)
+    def play(self, shares: list[Share], schedule: np.ndarray, *back: Update) -> list[Played]:
+        return self.host.play(shares, schedule, list(back))
 
     def apply(self, *updates: Update) -> None:
         self.host.apply(list(updates))
@@ -132,7 +132,8 @@ class RayHost:
     def __init__(self, name: str, actor: Any) -> None:
         self.name, self.actor = name, actor
 
-    def play(self, shares: list[Share], schedule: np.ndarray) -> cf.Future[list[Played]]:
+    def play(self, shares: list[Share], schedule: np.ndarray,
+             back: list[Any] | None = None) -> cf.Future[list[Played]]:
         out: cf.Future[list[Played]] = cf.Future()
 
         def done(f: cf.Future[Any]) -> None:
@@ -141,7 +142,8 @@ class RayHost:
             except BaseException as e:
                 out.set_exception(HostLost(str(e)) if _lost(e) else e)
 
-        self.actor.play.remote(shares, schedule).future().add_done_callback(done)
+        # the updates to step back over as object references, each read once per node
+        self.actor.play.remote(shares, schedule, *(back or [])).future().add_done_callback(done)
         return out
 
     def apply(self, updates: list[Any]) -> None:

@@ -37,7 +37,8 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.selfplay.host import Played, Share
-from gameai.trainer.selfplay.sparse import Update, merge_one, merge_parts, merge_round
+from gameai.trainer.selfplay.sparse import Update, apply, merge_one, merge_parts, merge_round
+from gameai.trainer.walkers.rng import next_u64
 
 log = logging.getLogger("gameai.trainer.selfplay")
 
@@ -56,7 +57,8 @@ class HostHandle(Protocol):
 
     name: str
 
-    def play(self, shares: list[Share], schedule: np.ndarray) -> cf.Future[list[Played]]: ...
+    def play(self, shares: list[Share], schedule: np.ndarray,
+             back: list[Any] | None = None) -> cf.Future[list[Played]]: ...
 
     def apply(self, updates: list[Any]) -> None: ...
 
@@ -99,12 +101,26 @@ class Status:
         return {k: v for k, v in self.__dict__.items()}
 
 
+@dataclass
+class _Round:
+    """A round in flight: its shares' futures (by host) and the shares played so far."""
+
+    index: int  # rounds dispatched before it
+    games: int
+    played: int
+    base: int  # updates handed out when it was queued: the weights its shares play from
+    futures: dict[cf.Future[list[Played]], tuple[HostHandle, list[Share]]] = field(
+        default_factory=dict)
+    done: dict[int, Played] = field(default_factory=dict)
+    first_in: float | None = None
+
+
 class SelfPlay:
     """Parallel self-play of one n-tuple network (see the module docstring)."""
 
     def __init__(self, backend: Backend, net: Net, weights: np.ndarray, *, seed: int,
                  slots: int, round_games: int, rule: int, staleness: int = 0,
-                 on_loss: str = "continue",
+                 overlap: int = 0, on_loss: str = "continue",
                  rng_of: Callable[[int, int], np.ndarray] | None = None,
                  rngs: list[np.ndarray] | None = None) -> None:
         from gameai.trainer.walkers.bitboard import seed_state
@@ -112,7 +128,16 @@ class SelfPlay:
         self.backend, self.net, self.weights = backend, net, weights
         self.flat = weights.reshape(-1)
         self.slots, self.round_games, self.rule = slots, round_games, rule
-        self.staleness, self.on_loss = staleness, on_loss
+        self.staleness, self.overlap, self.on_loss = staleness, overlap, on_loss
+        # the weights the hosts hold after what they have queued: the master's, or, when
+        # rounds overlap, the master's without the last round merged
+        self.base = weights if not overlap else np.array(weights, copy=True)
+        self._dispatched = 0  # rounds queued since the start
+        self._handed_count = 0  # updates handed out since the start
+        self._tokens: dict[int, Any] = {}  # the last ones, by number (to step back over)
+        self._held: list[tuple[Update, Any]] = []  # merged, not yet handed out
+        self._pending: _Round | None = None  # the round still playing (overlap)
+        self._merged_games = 0
         make = rng_of or (lambda s, i: seed_state(s * 1_000_003 + i + 1))
         self.rngs = ([np.array(r, copy=True) for r in rngs] if rngs is not None
                      else [make(seed, i) for i in range(slots)])
@@ -130,7 +155,7 @@ class SelfPlay:
         if not want:
             return
         share = getattr(self.backend, "share", None)  # Ray: the weights put in the object
-        weights = share(self.weights) if share is not None else self.weights  # store once
+        weights = share(self.base) if share is not None else self.base  # store once
         for _ in range(want):
             self.hosts.append(self.backend.new_host(self.net, weights, schedule))
         if want:
@@ -171,45 +196,73 @@ class SelfPlay:
             while done < games:
                 at = played + done  # rounds end at multiples of round_games
                 chunk = min(self.round_games - at % self.round_games, games - done)
-                self._round(chunk, at, schedule, stats)
+                this = self._dispatch(chunk, at, schedule)
+                for update, token in self._held:  # the previous call's last round
+                    self._hand_out(update, token)
+                self._held = []
+                if self.overlap:  # the previous round merges while this one plays
+                    if self._pending is not None:
+                        self._finish(self._pending, schedule, stats)
+                    self._pending = this
+                else:
+                    self._finish(this, schedule, stats)
                 done += chunk
                 self._grow(schedule)
+            if self._pending is not None:  # every game played is in the master weights
+                self._finish(self._pending, schedule, stats)
+                self._pending = None
         self._refresh()
 
     def _shares(self, games: int, played: int) -> list[Share]:
         k = self.slots
         counts = [games // k + (i < games % k) for i in range(k)]
         starts = np.cumsum([0, *counts[:-1]])
-        return [Share(i, self.rngs[i].copy(), counts[i], played + int(starts[i]))
+        return [Share(i, self._stream(i), counts[i], played + int(starts[i]))
                 for i in range(k)]
 
-    def _round(self, games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
-        todo = self._shares(games, played)
-        done: dict[int, Played] = {}
-        first_in = None
-        targets = list(self.hosts)  # who plays the shares still to do
-        while todo:
-            if not targets:
-                self._grow(schedule, at_least=1)
-                targets = list(self.hosts)
-            futures: dict[cf.Future[list[Played]], tuple[HostHandle, list[Share]]] = {}
-            for h, host in enumerate(targets):
-                mine = todo[h::len(targets)]
-                if mine:
-                    futures[host.play(mine, schedule)] = (host, mine)
-            todo = []
-            for future in cf.as_completed(futures):
-                host, shares = futures[future]
+    def _stream(self, slot: int) -> np.ndarray:
+        """The generator a slot's share plays with: where its last share left it, or, when
+        rounds overlap (a round is queued before the last one is played), a new stream
+        drawn from the slot's own generator."""
+        if not self.overlap:
+            return self.rngs[slot].copy()
+        return np.array([next_u64(self.rngs[slot])], dtype=np.uint64)
+
+    def _dispatch(self, games: int, played: int, schedule: np.ndarray) -> _Round:
+        """Queue a round's shares on the hosts, one slot after another in turn."""
+        if not self.hosts:
+            self._grow(schedule, at_least=1)
+        this = _Round(self._dispatched, games, played, self._handed_count)
+        self._dispatched += 1
+        self._queue(this, self._shares(games, played), list(self.hosts), schedule)
+        return this
+
+    def _queue(self, this: _Round, shares: list[Share], targets: list[HostHandle],
+               schedule: np.ndarray) -> None:
+        # a share queued after updates its round's base lacks steps back over them
+        back = [self._tokens[i] for i in range(this.base, self._handed_count)]
+        for h, host in enumerate(targets):
+            mine = shares[h::len(targets)]
+            if mine:
+                this.futures[host.play(mine, schedule, back or None)] = (host, mine)
+
+    def _finish(self, this: _Round, schedule: np.ndarray, stats: np.ndarray) -> None:
+        """Wait for a round's shares (playing a lost host's again), merge them in slot
+        order, and hand the update out (or hold it, see :meth:`run`)."""
+        while this.futures:
+            todo: list[Share] = []
+            for future in cf.as_completed(list(this.futures)):
+                host, shares = this.futures.pop(future)
                 try:
                     result = future.result()
                 except HostLost:
                     self._lose(host)
                     todo += shares
                     continue
-                first_in = first_in or time.perf_counter()
+                this.first_in = this.first_in or time.perf_counter()
                 self._count(host, result)
                 for p in result:
-                    done[p.slot] = p
+                    this.done[p.slot] = p
             if todo:  # a lost host's shares: to the hosts left, or to new ones ("wait")
                 todo.sort(key=lambda s: s.slot)
                 targets = list(self.hosts)
@@ -218,23 +271,41 @@ class SelfPlay:
                     self._grow(schedule, at_least=max(1, min(len(todo),
                                                              self.slots - len(self.hosts))))
                     targets = self.hosts[before:]
+                self._queue(this, todo, targets, schedule)
         started = time.perf_counter()
-        ordered = [done[i] for i in range(self.slots)]
+        ordered = [this.done[i] for i in range(self.slots)]
         update = merge_round(self.flat, [p.delta for p in ordered], self.rule,
                              parts=merge_parts())
         token = self._publish(update)
-        for host in self.hosts:
-            host.apply([token])
+        if self.overlap and self._dispatched == this.index + 1:
+            self._held.append((update, token))  # the next round plays from before it
+        else:
+            self._hand_out(update, token)
         for p in ordered:
-            self.rngs[p.slot] = p.rng
+            if not self.overlap:
+                self.rngs[p.slot] = p.rng
             stats += p.stats
         now = time.perf_counter()
         s = self.status
         s.merge_seconds = now - started
-        s.merge_lag = now - (first_in or started)
+        s.merge_lag = now - (this.first_in or started)
         s.update_entries = update.size
         s.delta_bytes = sum(p.delta.nbytes for p in ordered)
-        s.staleness = 0
+        s.staleness = self._merged_games if self.overlap else 0
+        self._merged_games = this.games
+        # kept: the updates a round still in flight (queued after this one, so from this
+        # one's base or a later one) may have to step back over
+        for i in [i for i in self._tokens if i < this.base]:
+            del self._tokens[i]
+
+    def _hand_out(self, update: Update, token: Any) -> None:
+        """Every host takes the update after what it has queued; so does the hosts' base."""
+        for host in self.hosts:
+            host.apply([token])
+        if self.base is not self.weights:
+            apply(self.base.reshape(-1), update)
+        self._tokens[self._handed_count] = token
+        self._handed_count += 1
 
     def _run_async(self, games: int, played: int, schedule: np.ndarray,
                    stats: np.ndarray) -> None:

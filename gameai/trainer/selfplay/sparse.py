@@ -67,10 +67,13 @@ class Delta(NamedTuple):
 
 
 class Update(NamedTuple):
-    """What the learner changed in a merge: set ``weights[index] = values``."""
+    """What the learner changed in a merge: set ``weights[index] = values``; ``previous``
+    holds the values they had, so a copy can step back to the merge's base and forward
+    again (:func:`undo`; a lost host's share replayed in overlapping rounds)."""
 
     entry: I64
     values: F32
+    previous: F32
 
     @property
     def size(self) -> int:
@@ -128,11 +131,17 @@ def rehash(table: I64, old: I64) -> None:
 
 @nb.njit(cache=True, nogil=True)
 def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, heads: I64,
-                 ends: I64, rule: int, out_index: I64, out_values: F32, n: int) -> int:
+                 ends: I64, rule: int, out_index: I64, out_values: F32, out_previous: F32,
+                 n: int) -> int:
     """The deltas ``heads[j]:ends[j]`` of the joined arrays, each sorted by index, merged in
     one pass: the smallest index at the heads first, its deltas in the actors' order (the
     sums' order), so the weights are read and written in ascending order. Writes the update
-    from ``out_*[n]`` on; returns where it ended."""
+    from ``out_*[n]`` on; returns where it ended.
+
+    ``flat`` may have moved since the deltas' base (overlapping rounds: the previous round
+    was merged meanwhile): ``sum`` and ``mean`` add their move to it, ``scaled`` also takes
+    its combined contraction of the distance moved (``M + move - R (M - b)``, as
+    :func:`merge_one` does for one delta); where it has not moved this is the plain merge."""
     k = heads.shape[0]
     head = heads.copy()
     while True:
@@ -146,11 +155,13 @@ def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, hea
         weight = 0.0
         aimed = 0.0
         count = 0
+        base = 0.0
         for j in range(k):
             h = head[j]
             if h < ends[j] and index[h] == e:
                 head[j] = h + 1
-                d = np.float64(after[h]) - np.float64(before[h])
+                base = np.float64(before[h])  # the same in every delta of a round
+                d = np.float64(after[h]) - base
                 count += 1
                 if rule == 2:
                     r = min(np.float64(reach[h]), _MAX_R)
@@ -163,11 +174,15 @@ def _merge_round(flat: F32, index: I64, before: F32, after: F32, reach: F32, hea
                 else:
                     plain += d
         move = plain
+        m = np.float64(flat[e])
         if rule == 1:
             move /= count
         elif rule == 2 and weight > 0.0:
-            move += aimed / weight * -np.expm1(-weight)
-        flat[e] = np.float32(np.float64(flat[e]) + move)
+            contraction = -np.expm1(-weight)
+            move += aimed / weight * contraction
+            move -= contraction * (m - base)  # 0 unless the master moved since the base
+        out_previous[n] = flat[e]
+        flat[e] = np.float32(m + move)
         out_index[n] = e
         out_values[n] = flat[e]
         n += 1
@@ -231,7 +246,8 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     its own thread (the kernel releases the GIL): every weight is still merged from the
     same deltas in the same order, so the result is the one pass's, bit for bit."""
     if not deltas:
-        return Update(np.zeros(0, np.int64), np.zeros(0, np.float32))
+        return Update(np.zeros(0, np.int64), np.zeros(0, np.float32),
+                      np.zeros(0, np.float32))
     deltas = [by_index(d) for d in deltas]
     starts = np.cumsum([0] + [d.size for d in deltas]).astype(np.int64)
     n = int(starts[-1])
@@ -242,13 +258,13 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     def join(j: int) -> None:  # each delta copied into the joined columns in its own thread
         _join(entry, before, after, reach, *deltas[j], starts[j])
 
-    out_index, out_values = np.empty(n, np.int64), np.empty(n, np.float32)
+    out = Update(np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32))
     if parts == 1:
         for j in range(len(deltas)):
             join(j)
         k = _merge_round(flat, entry, before, after, reach, starts[:-1], starts[1:], rule,
-                         out_index, out_values, 0)
-        return Update(out_index[:k].copy(), out_values[:k].copy())
+                         *out, 0)
+        return Update(out.entry[:k].copy(), out.values[:k].copy(), out.previous[:k].copy())
     list(_merge_pool().map(join, range(len(deltas))))
     # cut where the joined entries' quantiles fall, so the parts are about equal in work;
     # part p merges every delta's entries in [cuts[p], cuts[p + 1])
@@ -261,11 +277,11 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     def part(p: int) -> tuple[int, int]:
         first = int((bounds[p] - starts[:-1]).sum())  # the entries before: room enough
         return first, _merge_round(flat, entry, before, after, reach, bounds[p],
-                                   bounds[p + 1], rule, out_index, out_values, first)
+                                   bounds[p + 1], rule, *out, first)
 
     spans = list(_merge_pool().map(part, range(len(cuts) - 1)))
     keep = np.concatenate([np.arange(a, b) for a, b in spans])
-    return Update(out_index[keep], out_values[keep])
+    return Update(out.entry[keep], out.values[keep], out.previous[keep])
 
 
 _PART_ENTRIES = 20_000  # below this many entries a part's thread costs more than it saves
@@ -285,9 +301,10 @@ def merge_parts() -> int:
 
 @nb.njit(cache=True, nogil=True)
 def _merge_one(flat: F32, index: I64, before: F32, after: F32, reach: F32, rule: int,
-               out_values: F32) -> None:
+               out_values: F32, out_previous: F32) -> None:
     for j in range(index.shape[0]):
         e = index[j]
+        out_previous[j] = flat[e]
         m = np.float64(flat[e])
         d = np.float64(after[j]) - np.float64(before[j])
         if rule == 2:
@@ -301,15 +318,21 @@ def _merge_one(flat: F32, index: I64, before: F32, after: F32, reach: F32, rule:
 def merge_one(flat: F32, delta: Delta, rule: int) -> Update:
     """Merge one actor's ``delta`` into ``flat``, which may have moved since the delta's
     base (the asynchronous mode; ``rule`` SUM or SCALED). Returns the update."""
-    values = np.empty(delta.size, np.float32)
-    _merge_one(flat, delta.entry, delta.before, delta.after, delta.reach, rule, values)
-    return Update(delta.entry.copy(), values)
+    values, previous = np.empty(delta.size, np.float32), np.empty(delta.size, np.float32)
+    _merge_one(flat, delta.entry, delta.before, delta.after, delta.reach, rule, values,
+               previous)
+    return Update(delta.entry.copy(), values, previous)
 
 
 def apply(flat: F32, update: Update) -> None:
     """Set the update's weights in ``flat`` (a copy's weights, flattened), outside the GIL:
     every actor's thread applies the round's update at once."""
     _apply(flat, update.entry, update.values)
+
+
+def undo(flat: F32, update: Update) -> None:
+    """Set the update's weights back to the values they had before it."""
+    _apply(flat, update.entry, update.previous)
 
 
 @nb.njit(cache=True, nogil=True)
