@@ -19,6 +19,7 @@ from gameai.trainer.selfplay.sparse import (
     Delta,
     Update,
     apply,
+    cut_points,
     merge_one,
     merge_round,
     radix_order,
@@ -284,3 +285,22 @@ def test_a_host_steps_back_over_updates_and_forward_again():
     assert np.array_equal(host.flat, later)  # forward again
     for a, b in zip(again.delta, first.delta, strict=True):
         assert np.array_equal(a, b)  # the same games from the same base
+
+
+@pytest.mark.parametrize("parts", [2, 5, 16])
+def test_a_merges_parts_hold_about_as_many_entries_each(parts):
+    """The parallel merge's cuts follow the entries, not the deltas' order: with as many
+    parts as deltas, cuts sampled at the joined columns' even positions would all fall at
+    the deltas' smallest entries and leave one part the whole merge."""
+    rng = np.random.default_rng(parts)
+    size = 9_175_040
+    deltas = []
+    for _ in range(16):
+        entry = np.unique(rng.integers(0, size, 60_000)).astype(np.int64)
+        zero = np.zeros(entry.shape[0], np.float32)
+        deltas.append(Delta(entry, zero, zero, zero))
+    cuts = cut_points(deltas, parts, size)
+    assert cuts[0] == 0 and cuts[-1] == size and len(cuts) == parts + 1
+    counts = [sum(int(np.searchsorted(d.entry, cuts[p + 1]) - np.searchsorted(d.entry, cuts[p]))
+                  for d in deltas) for p in range(parts)]
+    assert max(counts) < 1.5 * sum(counts) / parts

@@ -266,11 +266,7 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
                          *out, 0)
         return Update(out.entry[:k].copy(), out.values[:k].copy(), out.previous[:k].copy())
     list(_merge_pool().map(join, range(len(deltas))))
-    # cut where the joined entries' quantiles fall, so the parts are about equal in work;
-    # part p merges every delta's entries in [cuts[p], cuts[p + 1])
-    cuts = np.unique(np.concatenate([[0], np.sort(entry[np.linspace(0, n - 1, parts + 1)
-                                                        .astype(np.int64)])[1:-1],
-                                     [flat.shape[0]]]))
+    cuts = cut_points(deltas, parts, flat.shape[0])  # part p: entries in [cuts[p], cuts[p+1])
     bounds = np.stack([starts[j] + np.searchsorted(entry[starts[j]:starts[j + 1]], cuts)
                        for j in range(len(deltas))], axis=1)  # [cut, delta]
 
@@ -282,6 +278,16 @@ def merge_round(flat: F32, deltas: list[Delta], rule: int, *, parts: int = 1) ->
     spans = list(_merge_pool().map(part, range(len(cuts) - 1)))
     keep = np.concatenate([np.arange(a, b) for a, b in spans])
     return Update(out.entry[keep], out.values[keep], out.previous[keep])
+
+
+def cut_points(deltas: list[Delta], parts: int, size: int) -> I64:
+    """Where to cut the weights' index range ``[0, size)`` so that each of ``parts`` ranges
+    holds about as many of the (sorted) deltas' entries: the quantiles of evenly spaced
+    entries of every delta."""
+    sample = np.sort(np.concatenate([d.entry[np.linspace(0, d.size - 1, 4 * parts)
+                                             .astype(np.int64)] for d in deltas if d.size]))
+    inner = sample[(np.arange(1, parts) * sample.shape[0]) // parts]
+    return np.unique(np.concatenate([[0], inner, [size]])).astype(np.int64)
 
 
 _PART_ENTRIES = 20_000  # below this many entries a part's thread costs more than it saves
