@@ -227,6 +227,18 @@ def test_a_budget_of_milliseconds_is_not_overrun_by_a_first_slice():
     assert caught.value.partial.nodes < FIRST_SLICE
 
 
+def test_an_outer_immediate_win_is_proved_however_small_the_budget():
+    """Moves that end the game are settled before the centre-first search: X's win in
+    column 1 after "121212" is exact even when the budget runs out on the first searched
+    move (it was left unknown: the search breaks off at the first move out of time)."""
+    game = get_game("connect-four")
+    board = game.parse_moves("121212")
+    with pytest.raises(SearchTimeout) as caught:
+        Searcher(game, tt_bits=16).solve(board, time_limit=1e-6)
+    win = next(mb for mb in caught.value.partial.moves if mb.move == board.legal_moves()[0])
+    assert win.exact and win.lower == game.big - 1  # a win on the next ply
+
+
 def test_finished_boards_and_other_games_are_refused():
     game = get_game("connect-four")
     with pytest.raises(GameOver):

@@ -394,7 +394,10 @@ class Searcher:
             ply = board.ply
             moves = board.legal_moves()
             bounds: dict[int, tuple[int, int]] = {}
-            for move, twin, child, final in self._moves_by_centre(board):
+            # the moves that end the game first (they cost nothing), then centre first: a
+            # budget that runs out still has an outer column's immediate win
+            ranked = sorted(self._moves_by_centre(board), key=lambda m: m[3] is None)
+            for move, twin, child, final in ranked:
                 if twin is not None:
                     bounds[move] = bounds[twin]
                     continue
