@@ -19,6 +19,7 @@ from gameai.trainer.selfplay.sparse import (
     Delta,
     Update,
     apply,
+    collect,
     cut_points,
     merge_one,
     merge_round,
@@ -304,3 +305,33 @@ def test_a_merges_parts_hold_about_as_many_entries_each(parts):
     counts = [sum(int(np.searchsorted(d.entry, cuts[p + 1]) - np.searchsorted(d.entry, cuts[p]))
                   for d in deltas) for p in range(parts)]
     assert max(counts) < 1.5 * sum(counts) / parts
+
+
+def test_the_update_log_collects_as_a_plain_python_pass_over_it():
+    """collect: the log sorted by weight (stably), each weight once with its value before
+    its first logged update, its value now, and 1 - the product of its steps' 1 - a (in
+    the order logged); the weights put back. Against the same in plain Python."""
+    rng = np.random.default_rng(8)
+    base = rng.normal(0, 0.5, 70_000).astype(np.float32)
+    flat = base.copy()
+    n = 30_000
+    entries = rng.integers(0, base.shape[0], n)  # repeats, in no order
+    steps = rng.uniform(0.2, 1.0, n).astype(np.float32)
+    log, old = np.empty(n + 5, np.int64), np.empty(n + 5, np.float32)
+    for j, (e, step) in enumerate(zip(entries, steps, strict=True)):
+        old[j] = flat[e]
+        log[j] = (int(e) << 32) | int(np.array([step], np.float32).view(np.uint32)[0])
+        flat[e] += np.float32(0.01)
+    moved = flat.copy()
+    expected: dict[int, tuple[float, float]] = {}  # weight -> (before, keep)
+    for e, step, o in zip(entries, steps, old[:n], strict=True):
+        before, keep = expected.get(int(e), (float(o), 1.0))
+        expected[int(e)] = (before, float(np.float32(np.float32(keep) * step)))
+    delta = collect(flat, log, old, n, np.empty(n + 5, np.int64), np.empty(n + 5, np.float32))
+    assert delta.entry.tolist() == sorted(expected)
+    assert np.array_equal(delta.before, np.array([expected[e][0] for e in sorted(expected)],
+                                                 np.float32))
+    assert np.array_equal(delta.after, moved[delta.entry])
+    assert np.array_equal(delta.reach, np.array([1.0 - expected[e][1] for e in sorted(expected)],
+                                                np.float32))
+    assert np.array_equal(flat, base)  # put back

@@ -302,32 +302,29 @@ class NtupleLearner(Learner):
             self._selfplay = None
 
 
-_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing of a weight's flat index
 # play_games' tracking arguments when nothing is tracked (one actor, shared weights)
-NO_TRACKING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-               np.zeros(0, dtype=np.float32), np.zeros(1, dtype=np.int64))
+NO_TRACKING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32),
+               np.zeros(1, dtype=np.int64))
 
 
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
 def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
                games: int, played: int, schedule: np.ndarray, stats: np.ndarray,
-               mark: np.ndarray, changed: np.ndarray, old: np.ndarray,
-               n_changed: np.ndarray) -> None:
+               changed: np.ndarray, old: np.ndarray, n_changed: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
     and moves to ``stats``.
 
-    With a non-empty ``mark`` (an int64 hash table of a power-of-two size, -1 where empty;
-    the caller keeps it at most half full) it also records what it changes, for a parallel
-    actor's sparse delta (:mod:`gameai.trainer.selfplay`): the first update of a weight
-    appends its flat index to ``changed`` (``n_changed[0]`` of them so far; the caller
-    leaves room for every update) and its value before to ``old``. Its table entry holds
-    the flat index in the high 32 bits and, as float32 bits in the low ones, ``keep``: every
-    update multiplies it by ``1 - a``, ``a = alpha (1 - V^2)^2`` the share of the position's
-    error the step removes, so ``1 - keep`` says how far the weight's own updates moved it
-    towards their target (the merge's contraction). One table entry a weight, in one cache
-    line, because the tracking is in the hottest loop: marks in an array the size of the
-    weights and the keeps apart cost 40% of the kernel's speed on Connect Four, this 20-28%
-    (docs/ntuple.md)."""
+    With a non-empty ``changed`` it also logs every update it makes, for a parallel actor's
+    sparse delta (:mod:`gameai.trainer.selfplay.sparse`): entry ``n_changed[0]`` (then
+    counted) of ``changed`` holds the weight's flat index in its high 32 bits and, as
+    float32 bits in the low ones, ``1 - a``, ``a = alpha (1 - V^2)^2`` the share of the
+    position's error the step removes; ``old`` the weight's value before the step. A
+    tuple whose weight is the one of its previous update (its cells unchanged two plies
+    on) adds its step to that entry (the product of the ``1 - a``) instead: a game's log
+    is then about 2.4 times shorter. The caller leaves room for every update (at most
+    cells x physical tuples a game). Sequential writes only: a hash table of the touched
+    weights, probed at every update, cost 35-55% of the kernel's speed on Connect Four
+    (its random reads miss the cache beside the weights' own; docs/ntuple.md)."""
     cells = net.cells
     count = net.pt_cells.shape[0]
     states = np.empty((2, cells), dtype=np.int64)
@@ -348,9 +345,10 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
     use_tcl = tcl_sum.size > 0
     sides = W3.shape[0]
-    track = mark.size > 0
-    mask = mark.size - 1
-    kf = np.empty(1, dtype=np.float32)  # a weight's keep, as kept in its table entry's
+    track = changed.size > 0
+    last_flat = np.full((2, count), -1, dtype=np.int64)
+    last_slot = np.zeros((2, count), dtype=np.int64)
+    kf = np.empty(1, dtype=np.float32)  # an update's 1 - a, as logged in its entry's
     kb = kf.view(np.uint32)  # low 32 bits
     n_tables = W3.shape[1]
     width = W3.shape[2]
@@ -426,6 +424,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
             stats[2] += 1
         target = chosen_value[last]
         step0 = alpha / count
+        last_flat[:, :] = -1  # the log's entry of each side's tuple, for this game
         for t in range(last - 1, -1, -1):
             if greedy_move[t + 1]:
                 target = -((1.0 - lam) * best_value[t + 1] + lam * target)
@@ -444,23 +443,18 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                 i = history[t, p]
                 if track:
                     flat = (mover * n_tables + tab) * width + i
-                    h = np.int64((np.uint64(flat) * _HASH) >> np.uint64(32)) & mask
-                    while True:
-                        key = mark[h]
-                        if key < 0:
-                            slot = n_changed[0]
-                            n_changed[0] = slot + 1
-                            changed[slot] = flat
-                            old[slot] = W[tab, i]
-                            kf[0] = shrink
-                            mark[h] = (flat << 32) | np.int64(kb[0])
-                            break
-                        if key >> 32 == flat:
-                            kb[0] = np.uint32(key & 0xFFFFFFFF)
-                            kf[0] *= shrink
-                            mark[h] = (flat << 32) | np.int64(kb[0])
-                            break
-                        h = (h + 1) & mask
+                    if last_flat[mover, p] == flat:  # the tuple's weight as at its last
+                        slot = last_slot[mover, p]  # update: one entry, the steps' product
+                        kb[0] = np.uint32(changed[slot] & 0xFFFFFFFF)
+                        kf[0] = np.float32(kf[0] * np.float32(shrink))
+                    else:
+                        slot = n_changed[0]
+                        n_changed[0] = slot + 1
+                        kf[0] = shrink
+                        old[slot] = W[tab, i]
+                        last_flat[mover, p] = flat
+                        last_slot[mover, p] = slot
+                    changed[slot] = (flat << 32) | np.int64(kb[0])
                 if use_tcl:
                     a = tcl_abs[mover, tab, i]
                     r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0

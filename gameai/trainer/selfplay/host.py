@@ -18,9 +18,9 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.learners.ntuple import play_games
-from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, rehash, undo
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, undo
 
-GROW_GAMES = 16  # games between checks of the tracking buffers' room
+GROW_GAMES = 64  # games between checks of the update log's room
 
 
 @dataclass
@@ -53,9 +53,10 @@ class Host:
         self.net = net
         self.weights = np.array(weights, dtype=np.float32, copy=True)  # writable, its own
         self.flat = self.weights.reshape(-1)
-        self.mark = np.full(1024, -1, dtype=np.int64)  # the tracking's hash table
-        self.touched = np.empty(0, dtype=np.int64)
+        self.log = np.empty(0, dtype=np.int64)  # the update log (play_games' tracking)
         self.old = np.empty(0, dtype=np.float32)
+        self.spare_log = np.empty(0, dtype=np.int64)  # the log's sort moves entries here
+        self.spare_old = np.empty(0, dtype=np.float32)
         self.count = np.zeros(1, dtype=np.int64)
         self._empty = np.zeros((0, 0, 0), dtype=np.float32)
 
@@ -63,29 +64,24 @@ class Host:
         """Compile (or load from numba's cache) every kernel a share runs, changing nothing
         (two games played and taken back out)."""
         self.play([Share(0, np.zeros(1, np.uint64), 2, 0)], schedule)
-        rehash(np.full(4, -1, dtype=np.int64), np.full(2, -1, dtype=np.int64))
+        by_index(Delta(np.array([1, 0]), *(np.zeros(2, np.float32) for _ in range(3))))
         none = Update(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
         self.apply([none])
         undo(self.flat, none)
-        by_index(Delta(np.array([1, 0]), *(np.zeros(2, np.float32) for _ in range(3))))
 
     def _room(self, games: int) -> None:
-        per_game = self.net.cells * self.net.pt_cells.shape[0]
-        need = min(self.flat.shape[0], int(self.count[0]) + games * per_game)
-        if 2 * need > self.mark.shape[0]:  # at most half full, so probes stay short
-            size = self.mark.shape[0]
-            while size < 2 * need:
-                size *= 2
-            grown = np.full(size, -1, dtype=np.int64)
-            rehash(grown, self.mark)
-            self.mark = grown
-        if need > self.touched.shape[0]:
-            size = min(self.flat.shape[0], max(need, 2 * self.touched.shape[0]))
+        """Room in the log for ``games`` more games' updates (at most cells x physical
+        tuples a game), grown by doubling, what is logged kept."""
+        need = int(self.count[0]) + games * self.net.cells * self.net.pt_cells.shape[0]
+        if need > self.log.shape[0]:
+            size = max(need, 2 * self.log.shape[0])
             n = int(self.count[0])
-            for name, dtype in (("touched", np.int64), ("old", np.float32)):
+            for name, dtype in (("log", np.int64), ("old", np.float32)):
                 grown = np.empty(size, dtype=dtype)
                 grown[:n] = getattr(self, name)[:n]
                 setattr(self, name, grown)
+            self.spare_log = np.empty(size, dtype=np.int64)
+            self.spare_old = np.empty(size, dtype=np.float32)
 
     def play(self, shares: list[Share], schedule: np.ndarray,
              back: list[Update] | None = None) -> list[Played]:
@@ -110,17 +106,16 @@ class Host:
                 games = min(GROW_GAMES, share.games - done)
                 self._room(games)
                 play_games(self.net, self.weights, self._empty, self._empty, rng, games,
-                           share.played + done, schedule, stats, self.mark, self.touched,
-                           self.old, self.count)
+                           share.played + done, schedule, stats, self.log, self.old,
+                           self.count)
                 done += games
                 if done >= share.games:
                     break
             # sorted here, in the actors' own threads or processes: the learner's merge
             # is then one ascending pass over the weights
-            delta = by_index(collect(self.flat, self.mark, self.touched, self.old,
-                                     int(self.count[0])))
+            delta = collect(self.flat, self.log, self.old, int(self.count[0]),
+                            self.spare_log, self.spare_old)
             self.count[0] = 0
-            self.mark.fill(-1)
             out.append(Played(share.slot, delta, rng, stats, time.perf_counter() - started))
         return out
 

@@ -1,13 +1,14 @@
 """Sparse deltas and their merge: what an actor changed, and how the learner combines them.
 
-An actor plays on its own copy of the weights and records the weights it touched
-(:func:`gameai.trainer.learners.ntuple.play_games` with tracking). :func:`collect` turns that
-record into a :class:`Delta` (each touched weight's flat index, its value before and after,
-and how far its own updates contracted it towards their target) and puts the copy back as it
-was, touching only those weights. The learner merges the deltas of a round into the master
-weights (:func:`merge_round`) or one delta at a time (:func:`merge_one`, the asynchronous
-mode), and hands out an :class:`Update`: the changed weights' indices and new values, which
-every copy sets (:func:`apply`), so the copies and the master stay bit for bit the same.
+An actor plays on its own copy of the weights and logs every update it makes
+(:func:`gameai.trainer.learners.ntuple.play_games` with tracking). :func:`collect` sorts that
+log by weight and turns it into a :class:`Delta` (each touched weight's flat index, its
+value before and after, and how far its own updates contracted it towards their target) and
+puts the copy back as it was, touching only those weights. The learner merges the deltas of
+a round into the master weights (:func:`merge_round`) or one delta at a time
+(:func:`merge_one`, the asynchronous mode), and hands out an :class:`Update`: the changed
+weights' indices and new values, which every copy sets (:func:`apply`), so the copies and
+the master stay bit for bit the same.
 
 The merge rules (``rule``), for a weight touched by ``k`` of a round's actors, each moving it
 by ``d_j`` from the same value ``b``:
@@ -46,7 +47,6 @@ SUM, MEAN, SCALED = 0, 1, 2
 RULES = {"sum": SUM, "mean": MEAN, "scaled": SCALED}
 _MAX_R = 1.0 - 1e-7  # a contraction of 1 would weigh infinitely
 _MIN_R = 1e-12  # below this a delta carries no contraction: it is added as it is
-_HASH = np.uint64(0x9E3779B97F4A7C15)  # as play_games' tracking table
 
 
 class Delta(NamedTuple):
@@ -86,47 +86,77 @@ def empty_delta() -> Delta:
 
 
 @nb.njit(cache=True, nogil=True)
-def _probe(table: I64, flat: int) -> int:
-    """Where ``flat`` is in the tracking's hash table, or the empty entry it would take."""
-    mask = table.shape[0] - 1
-    h = np.int64((np.uint64(flat) * _HASH) >> np.uint64(32)) & mask
-    while table[h] >= 0 and table[h] >> 32 != flat:
-        h = (h + 1) & mask
-    return h
+def _sort_log(log: I64, old: F32, n: int, spare_log: I64, spare_old: F32) -> bool:
+    """Sort the first ``n`` entries of the update log (``log``, ``old``) by weight (the
+    high 32 bits), stably, so each weight's updates stay in the order made: a least
+    significant digit radix sort, 12 bits a pass, moving the entries between the arrays and
+    the spares. Returns whether the sorted entries ended in the spares."""
+    top = 0
+    for j in range(n):
+        top = max(top, log[j] >> 32)
+    src_log, src_old, dst_log, dst_old = log, old, spare_log, spare_old
+    in_spare = False
+    shift = 32
+    while (top >> (shift - 32)) > 0:
+        count = np.zeros(4097, dtype=np.int64)
+        for j in range(n):
+            count[((src_log[j] >> shift) & 4095) + 1] += 1
+        for d in range(4096):
+            count[d + 1] += count[d]
+        for j in range(n):
+            d = (src_log[j] >> shift) & 4095
+            k = count[d]
+            count[d] = k + 1
+            dst_log[k] = src_log[j]
+            dst_old[k] = src_old[j]
+        src_log, dst_log = dst_log, src_log
+        src_old, dst_old = dst_old, src_old
+        in_spare = not in_spare
+        shift += 12
+    return in_spare
 
 
 @nb.njit(cache=True, nogil=True)
-def _collect(flat: F32, table: I64, touched: I64, old: F32, n: int,
-             index: I64, before: F32, after: F32, reach: F32) -> None:
+def _collect(flat: F32, log: I64, old: F32, n: int, index: I64, before: F32, after: F32,
+             reach: F32) -> int:
+    """One pass over the sorted log: each weight once, its value before its first update,
+    after its last, and ``1 -`` the product of its updates' ``1 - a`` (in the order made);
+    the weight put back. Returns the number of weights."""
     bits = np.empty(1, dtype=np.uint32)
-    keep = bits.view(np.float32)
-    for j in range(n):
-        e = touched[j]
-        bits[0] = np.uint32(table[_probe(table, e)] & 0xFFFFFFFF)
-        index[j] = e
-        before[j] = old[j]
-        after[j] = flat[e]
-        reach[j] = 1.0 - keep[0]
-        flat[e] = old[j]
+    step = bits.view(np.float32)
+    k = 0
+    j = 0
+    while j < n:
+        e = log[j] >> 32
+        b = old[j]
+        keep = np.float32(1.0)
+        while j < n and log[j] >> 32 == e:
+            bits[0] = np.uint32(log[j] & 0xFFFFFFFF)
+            keep = np.float32(keep * step[0])
+            j += 1
+        index[k] = e
+        before[k] = b
+        after[k] = flat[e]
+        reach[k] = 1.0 - keep
+        flat[e] = b
+        k += 1
+    return k
 
 
-def collect(flat: F32, table: I64, touched: I64, old: F32, n: int) -> Delta:
-    """The delta of the ``n`` weights recorded in ``touched``/``old`` and ``table`` (the
-    tracking's hash table: each weight's ``keep`` in its entry's low 32 bits), taken out of
-    ``flat`` (the copy's weights, flattened), which is put back to its base."""
+def collect(flat: F32, log: I64, old: F32, n: int, spare_log: I64, spare_old: F32) -> Delta:
+    """The delta of the ``n`` updates logged in ``log``/``old`` (``play_games``' tracking;
+    ``spare_*`` at least as long, for the sort), taken out of ``flat`` (the copy's weights,
+    flattened), which is put back to its base. In ascending index order, as the merge reads
+    it."""
+    if _sort_log(log, old, n, spare_log, spare_old):
+        log, old = spare_log, spare_old
     out = Delta(np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32),
                 np.empty(n, np.float32))
-    _collect(flat, table, touched, old, n, *out)
-    return out
-
-
-@nb.njit(cache=True, nogil=True)
-def rehash(table: I64, old: I64) -> None:
-    """Move the entries of the tracking's hash table ``old`` into ``table`` (all -1, a
-    larger power of two): the table grown (see ``play_games``)."""
-    for h in range(old.shape[0]):
-        if old[h] >= 0:
-            table[_probe(table, old[h] >> 32)] = old[h]
+    k = _collect(flat, log, old, n, *out)
+    if k == n:
+        return out
+    return Delta(out.entry[:k].copy(), out.before[:k].copy(), out.after[:k].copy(),
+                 out.reach[:k].copy())
 
 
 @nb.njit(cache=True, nogil=True)
