@@ -11,6 +11,11 @@ the update out to every host.
   seed, the number of slots and the round's size only, not on the hosts, their number, the
   threads' timing or the machines: the Ray backend's model is byte-identical to the local
   one's.
+* **Overlapping rounds** (``overlap=1``): a round is queued on the hosts before the one
+  before it is merged, and plays from the weights without that one (one round stale), so
+  the merge and a round's slowest host no longer stall the others. Still reproducible: a
+  share's generator is a new stream drawn from its slot's own when it is queued, and the
+  update of a call's last round is held back until the next round is queued.
 * **Asynchronous** (``staleness=N``): each host plays chunks of ``round_games / slots``
   games and its delta is merged as soon as it arrives, then it takes what the others merged
   meanwhile and plays on; a host starts a chunk only while every chunk in flight stays at
