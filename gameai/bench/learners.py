@@ -211,8 +211,9 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
             played, wall = 0, 0.0
             cpu = time.process_time()
             load_before = load()
+            step = 8 * sync  # several rounds a call: overlapping rounds pipeline within one
             while played < games if games else wall < seconds:
-                stats = learner.play(min(sync, games - played) if games else sync)
+                stats = learner.play(min(step, games - played) if games else step)
                 played += stats.games
                 wall += stats.seconds
             rate = played / wall

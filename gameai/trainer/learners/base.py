@@ -129,6 +129,10 @@ class Learner(abc.ABC):
     def _reserve(self, games: int) -> None:  # noqa: B027  (only table learners need room)
         """Make room for what ``games`` more games can add (before each kernel call)."""
 
+    def _batch(self) -> int:
+        """The most games one :meth:`_run` call plays."""
+        return BATCH
+
     def play(self, games: int) -> RoundStats:
         """Play ``games`` games of self-play, learning from each. Returns what happened.
 
@@ -144,7 +148,7 @@ class Learner(abc.ABC):
         done = 0
         self.full = None  # asked again: the limit may have been raised meanwhile
         while True:  # at least once: play(0) compiles (or loads) the kernel
-            batch = min(games - done, BATCH)
+            batch = min(games - done, self._batch())
             try:
                 self._reserve(batch)  # the kernel never fills the table
             except OverBudget as e:  # refused before anything was allocated or changed
@@ -164,7 +168,7 @@ class Learner(abc.ABC):
     @abc.abstractmethod
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
         """Play and learn ``games`` games, ``played`` having been played before; add x wins,
-        o wins, draws and moves to ``stats``. At most ``BATCH`` games a call."""
+        o wins, draws and moves to ``stats``. At most :meth:`_batch` games a call."""
 
     @property
     @abc.abstractmethod

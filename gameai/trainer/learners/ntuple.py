@@ -58,7 +58,7 @@ from gameai.models.ntuple_kernels import (
     tuple_indices,
     wins,
 )
-from gameai.trainer.learners.base import Learner, Params, require
+from gameai.trainer.learners.base import BATCH, Learner, Params, require
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.selfplay.sparse import RULES
 from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
@@ -206,6 +206,15 @@ class NtupleLearner(Learner):
     def exploration(self) -> float:
         p = self.params
         return annealed(p.epsilon_start, p.epsilon_end, p.epsilon_halflife, self.games_played)
+
+    def _batch(self) -> int:
+        """Parallel rounds run many rounds a call: overlapping rounds pipeline only within
+        one, and a round longer than the tables' ``BATCH`` must not be cut at it (it was:
+        ``sync_games=8192`` played rounds of 4,096 games until 2026-11-27)."""
+        p = self.params
+        if p.actors > 1 and p.sync_games > 0:
+            return max(BATCH, 16 * p.sync_games)
+        return BATCH
 
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
         p = self.params
