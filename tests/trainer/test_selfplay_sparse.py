@@ -335,3 +335,16 @@ def test_the_update_log_collects_as_a_plain_python_pass_over_it():
     assert np.array_equal(delta.reach, np.array([1.0 - expected[e][1] for e in sorted(expected)],
                                                 np.float32))
     assert np.array_equal(flat, base)  # put back
+
+
+def test_a_round_longer_than_the_tables_batch_is_one_round():
+    """sync_games above the learners' 4,096-game batch: each round is played whole (the
+    batch once cut every 8,192-game round in two), and many rounds go in one call, so
+    overlapping rounds pipeline across them."""
+    learner = make_learner(get_game("tictactoe"), "ntuple", seed=3,
+                           params={"actors": "2", "sync_games": "5000", "overlap": "1"})
+    learner.play(15_000)
+    selfplay = learner._selfplay
+    assert selfplay is not None and selfplay._dispatched == 3
+    assert selfplay.status.staleness == 5000  # the merged round was one round behind
+    learner.close()
