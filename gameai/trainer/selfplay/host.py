@@ -18,7 +18,7 @@ import numpy as np
 
 from gameai.models.ntuple_kernels import Net
 from gameai.trainer.learners.ntuple import play_games
-from gameai.trainer.selfplay.sparse import Delta, Update, apply, by_index, collect, undo
+from gameai.trainer.selfplay.sparse import Delta, Update, apply, collect, undo
 
 GROW_GAMES = 64  # games between checks of the update log's room
 
@@ -64,7 +64,6 @@ class Host:
         """Compile (or load from numba's cache) every kernel a share runs, changing nothing
         (two games played and taken back out)."""
         self.play([Share(0, np.zeros(1, np.uint64), 2, 0)], schedule)
-        by_index(Delta(np.array([1, 0]), *(np.zeros(2, np.float32) for _ in range(3))))
         none = Update(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
         self.apply([none])
         undo(self.flat, none)
