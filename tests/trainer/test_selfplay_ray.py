@@ -30,6 +30,7 @@ pytest.importorskip("ray", reason="the Ray backend is the extra gameai[ray]")
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"actors": "2", "sync_games": "2000"}
+RUN = 80_000  # games after the first round: still playing when the node is killed
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +111,10 @@ def _kill_mid_run(cluster: Any, on_loss: str, then: Any = None, overlap: str = "
     learner.play(2000)  # a round: both hosts placed, one on each node
     assert learner.selfplay_status["hosts"] == 2
     done = threading.Event()
-    thread = threading.Thread(target=lambda: (learner.play(30_000), done.set()))
+    thread = threading.Thread(target=lambda: (learner.play(RUN), done.set()))
     thread.start()
     time.sleep(1.0)
+    assert thread.is_alive(), "the run ended before the kill: make RUN longer"
     (worker,) = _workers(cluster)
     cluster.remove_node(worker)
     if then is not None:
@@ -125,10 +127,10 @@ def _kill_mid_run(cluster: Any, on_loss: str, then: Any = None, overlap: str = "
 def _same_as_local(learner: Any, overlap: str = "0") -> None:
     twin = _learner("connect-4x5-4", None, overlap)
     twin.play(2000)
-    twin.play(30_000)
+    twin.play(RUN)
     learner.sync()
     assert np.array_equal(learner.weights, twin.weights)
-    assert learner.games_played == twin.games_played == 32_000
+    assert learner.games_played == twin.games_played == 2000 + RUN
     twin.close()
 
 
