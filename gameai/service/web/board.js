@@ -745,9 +745,12 @@ async function start() {
   }
   showScores();
   $("game").addEventListener("change", async () => {
+    // A game started while the new game's models and levels load (AI vs AI pressed at
+    // once, or a second switch) is newer than this one: it stays.
+    const token = state.token;
     await loadModels();
     await loadLevels();
-    newGame(false);
+    if (token === state.token) newGame(false);
   });
   $("level").addEventListener("change", () => {
     localStorage.setItem("gameai-level", $("level").value);
