@@ -354,7 +354,11 @@ def training() -> dict[str, Any]:
               [(f"max by ({by}) (gameai_trainer_merge_lag_seconds{{{GAME}}})",
                 "{{game}} merge lag (s)"),
                (f"max by ({by}) (gameai_trainer_staleness_games{{{GAME}}})",
-                "{{game}} staleness (games)")], width=24, min=0),
+                "{{game}} staleness (games)")], width=12, min=0),
+        panel("timeseries", "Actors playing", "The actors' share of the last call spent "
+              "playing: below 1 they wait for a round's last share or for the learner.",
+              [(f"max by ({by}) (gameai_trainer_actors_busy_ratio{{{GAME}}})",
+                "{{game}} actors playing")], width=12, min=0, max=1),
         row("Evaluation"),
         panel("timeseries", "Latest evaluation", "Against the exact solver: optimal move "
               "rate, losses as X and as O to the exhaustive opponent, loss rate against "

@@ -230,6 +230,7 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
                    "games_per_cpu_second_here": round(cpu_rate, 1),
                    "hosts": status.get("hosts", 1), "merge_lag": status.get("merge_lag"),
                    "merge_seconds": status.get("merge_seconds"),
+                   "actors_busy": status.get("busy"),
                    "load_average": [load_before, load()]}
             out["rows"].append(row)
             progress(f"{backend:>5} {k:>3} actors: {rate:>10,.0f} games/s  speed-up "

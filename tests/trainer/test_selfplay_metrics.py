@@ -28,6 +28,8 @@ def test_parallel_actors_report_their_figures(ttt):
     assert all(r is not None and r > 0 for r in rates)
     assert value("gameai_trainer_merge_lag_seconds") >= 0
     assert value("gameai_trainer_staleness_games") == 0  # reproducible rounds
+    busy = value("gameai_trainer_actors_busy_ratio")
+    assert busy is not None and 0 < busy <= 1  # playing part of the call, not more than it
     assert value("gameai_trainer_cluster_nodes") == 1
     assert value("gameai_trainer_cluster_cpus") >= 1
     assert value("gameai_trainer_actors_lost") == 0

@@ -101,6 +101,7 @@ class Status:
     hosts_lost: int = 0  # since the start
     update_entries: int = 0  # weights changed by the last merge
     delta_bytes: int = 0  # bytes of the deltas sent in the last round
+    busy: float = 0.0  # the hosts' share of the last call spent playing (play and collect)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -149,6 +150,7 @@ class SelfPlay:
         self.hosts: list[HostHandle] = []
         self.status = Status(backend=backend.name)
         self._host_games: dict[str, tuple[int, float]] = {}
+        self._started = time.perf_counter()  # the call's start (the hosts' busy share)
 
     # -- hosts ------------------------------------------------------------------------------
 
@@ -180,6 +182,11 @@ class SelfPlay:
         s.nodes, s.cpus = machines["nodes"], machines["cpus"]
         s.host_rates = {name: games / seconds for name, (games, seconds)
                         in self._host_games.items() if seconds > 0}
+        # the rest of the hosts' time: waiting for a round's last share or for the
+        # learner, taking updates, and the handing to and fro
+        playing = sum(seconds for _, seconds in self._host_games.values())
+        wall = time.perf_counter() - self._started
+        s.busy = playing / (wall * len(self.hosts)) if self.hosts and wall > 0 else 0.0
 
     def _count(self, host: HostHandle, played: list[Played]) -> None:
         games, seconds = self._host_games.get(host.name, (0, 0.0))
@@ -193,6 +200,7 @@ class SelfPlay:
     def run(self, games: int, played: int, schedule: np.ndarray, stats: np.ndarray) -> None:
         """Play ``games`` games (``played`` before them), merged into the weights."""
         self._host_games = {}
+        self._started = time.perf_counter()
         self._grow(schedule, at_least=0 if self.hosts else 1)
         if self.staleness:
             self._run_async(games, played, schedule, stats)

@@ -67,6 +67,10 @@ class TrainerMetrics:
         self._staleness = Gauge("gameai_trainer_staleness_games", "games the last merged "
                                 "delta was behind the learner (0 in reproducible rounds)",
                                 both, registry=registry).labels(game, algorithm)
+        self._busy = Gauge("gameai_trainer_actors_busy_ratio", "the actors' share of the "
+                           "last call spent playing (the rest: waiting for a round's last "
+                           "share or the learner, taking updates)", both,
+                           registry=registry).labels(game, algorithm)
         self._nodes = Gauge("gameai_trainer_cluster_nodes", "nodes self-play runs on (1: "
                             "this machine)", both, registry=registry).labels(game, algorithm)
         self._cpus = Gauge("gameai_trainer_cluster_cpus", "CPUs of those nodes", both,
@@ -93,6 +97,7 @@ class TrainerMetrics:
         self._actors_lost.set(status.get("hosts_lost", 0))
         self._merge_lag.set(status.get("merge_lag", 0.0))
         self._staleness.set(status.get("staleness", 0))
+        self._busy.set(status.get("busy", 0.0))
         self._nodes.set(status.get("nodes", 1))
         self._cpus.set(status.get("cpus", 1))
 
