@@ -19,7 +19,12 @@ best-move request, and the report gives, per budget, the games won, drawn and lo
 share of the server's moves that said ``exact: true`` overall, by ply and from ply 16 on,
 and the ply from which every one of a game's moves was exact. ``--model FILE`` (or
 ``bundled``: Connect Four's bundled starting model) serves that model instead of a freshly
-trained one; ``--seconds 0`` skips the latency rounds.
+trained one; ``--seconds 0`` skips the latency rounds. With ``--book-games N`` the games
+are preceded by a book (:mod:`gameai.trainer.book_builder`, local processes on every core)
+of the positions N games of the model as X against the perfect player reach at the plies
+``--book-plies`` (its tie-breaks seeded by ``--seed`` + 1, so the measured games' lines are
+not the book's by construction); the report says what the book took, and how many of the
+server's moves were proved before the games (in the book) and how many during them.
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ def main(args: argparse.Namespace) -> int:
             contextlib.ExitStack() as servers, \
             multiprocessing.get_context("spawn").Pool(1) as clients:
         store = ModelStore.from_url(redis.url)
-        version = store.publish(_model_bytes(args), by="bench").version
+        model_bytes = _model_bytes(args)
+        version = store.publish(model_bytes, by="bench").version
         store.set_alias(game=GAME, alias="production", version=version, by="bench")
         ports = {b: servers.enter_context(_serving(redis.url, b, args.workers))
                  for b in budgets}
@@ -67,9 +73,13 @@ def main(args: argparse.Namespace) -> int:
             for budget in budgets:
                 runs[budget].append(clients.apply(
                     _drive, (ports[budget], positions, args.clients, args.seconds)))
+        if getattr(args, "games", 0) and getattr(args, "book_games", 0):
+            report["book"] = build_book(redis.url, model_bytes, args)
+        book_size = store.proved().size(game=GAME)
         games = {b: play_games(ports[b], args.games, args.time_limit, seed=args.seed)
                  for b in budgets} if getattr(args, "games", 0) else {}
         report["table_size"] = store.proved().size(game=GAME)
+        report["table_size_before_games"] = book_size
         store.close()
     report["load_average_after"] = os.getloadavg()
     report["budgets"] = {str(b): summarize(r) for b, r in runs.items() if r}
@@ -96,6 +106,48 @@ def _model_bytes(args: argparse.Namespace) -> bytes:
         with open(model, "rb") as f:
             return f.read()
     return review_model(args.train_games).to_bytes()
+
+
+def book_plies(text: str) -> tuple[int, int]:
+    """``--book-plies`` "FROM-TO" as ``(from, to)``."""
+    low, sep, high = text.partition("-")
+    try:
+        first, last = int(low), int(high)
+    except ValueError:
+        first = last = -1
+    if not sep or not 0 <= first <= last:
+        raise ValueError(f"--book-plies must be FROM-TO with 0 <= FROM <= TO, got {text!r}")
+    return first, last
+
+
+def build_book(url: str, model_bytes: bytes, args: argparse.Namespace) -> dict[str, Any]:
+    """The book of ``--book-games`` games of the model as X against the perfect player
+    (seed ``--seed`` + 1) at ``--book-plies``, in the store at ``url``: what it took."""
+    from gameai.games import get_game
+    from gameai.models import load_model
+    from gameai.trainer import book_builder
+    from gameai.trainer.evaluation.book import default_book
+    from gameai.trainer.evaluation.calibrate import perfect_player
+
+    first, last = book_plies(args.book_plies)
+    game = get_game(GAME)
+    model = load_model(model_bytes)
+    workers = len(os.sched_getaffinity(0))
+    started = time.perf_counter()
+    with book_builder.local_pool(workers) as submit:
+        report = book_builder.build_book(
+            model, store_url=url, prefix="gameai", plies=last, from_ply=first,
+            games=args.book_games, submit=submit, workers=workers, seed=args.seed + 1,
+            max_entries=10_000_000, time_limit=None, sides="X",
+            opponent=perfect_player(game, time_limit=args.time_limit, book=default_book(game)),
+            notes=lambda text: print(text, file=sys.stderr))
+    return {"games": args.book_games, "plies": [first, last],
+            "seconds": time.perf_counter() - started,
+            "rounds": max((p.round for p in report.by_ply), default=0),
+            "positions": sum(p.positions for p in report.by_ply if p.round == 1),
+            "proved": sum(p.proved for p in report.by_ply),
+            "timed_out": sum(p.timed_out for p in report.by_ply),
+            "solver_seconds": sum(p.solve_seconds for p in report.by_ply)}
 
 
 def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
@@ -224,7 +276,14 @@ def print_report(report: dict[str, Any]) -> None:
               f"from ply 16 {g['exact_share_from_ply_16']:.0%}; every move exact from ply "
               f"{g['all_exact_from_ply']['median']} (median), {g['all_exact_from_ply']['max']}"
               f" (worst)")
-    print(f"  shared table: {report['table_size']:,} positions; load average before/after: "
+    if "book" in report:
+        b = report["book"]
+        print(f"  book before the games: {b['games']} games as X vs perfect play, plies "
+              f"{b['plies'][0]}-{b['plies'][1]}, {b['proved']} positions proved in "
+              f"{b['rounds']} round(s), {b['seconds']:.0f} s ({b['solver_seconds']:.0f} s of "
+              f"solver time)")
+    print(f"  shared table: {report['table_size_before_games']:,} positions before the "
+          f"games, {report['table_size']:,} after; load average before/after: "
           f"{report['load_average_before'][0]:.2f}/{report['load_average_after'][0]:.2f} "
           f"on {report['cpus']} cpus")
 

@@ -14,6 +14,7 @@ from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive
 from gameai.cli.train import store_options
 
 if TYPE_CHECKING:
+    from gameai.games import Game
     from gameai.trainer import book_builder
 
 
@@ -26,10 +27,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     b = actions.add_parser(
         "build", help="prove the positions the served model's games reach",
-        description="Play --games games of the served model (one side each in turn, its "
-        "best move, against a uniformly random opponent), then prove every position they "
-        "reach up to ply --plies, deepest first, and write each to the shared table. "
-        "Resumable: positions the table holds are skipped, so run it again to go on.")
+        description="Play --games games of the served model (one side each in turn, or "
+        "--sides; its move as the server plays it at level best, against a uniformly "
+        "random or a perfect --opponent), then prove every position they reach up to ply "
+        "--plies, deepest first, and write each to the shared table; again with the new "
+        "proofs (which change the model's moves where its own were not optimal) until the "
+        "games reach nothing new. Resumable: positions the table holds are skipped, so run "
+        "it again to go on.")
     b.add_argument("--game", required=True)
     b.add_argument("--plies", type=int, required=True, metavar="N",
                    help="prove positions up to this ply (moves played)")
@@ -37,7 +41,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="stop after this ply (default 0: down to the start)")
     b.add_argument("--games", type=positive, default=1000, metavar="N",
                    help="games of the served model that choose the positions (1000)")
-    b.add_argument("--seed", type=int, default=0, help="the random opponent's seed (0)")
+    b.add_argument("--seed", type=int, default=0, help="the opponent's seed (0)")
+    b.add_argument("--opponent", choices=("random", "perfect"), default="random",
+                   help="who the model plays: uniformly random moves (the default), or "
+                   "perfect play with ties drawn at random (the positions strong players "
+                   "reach; its own proofs are kept in this machine's cache)")
+    b.add_argument("--opponent-time-limit", type=float, default=300.0, metavar="S",
+                   help="seconds the perfect opponent may search a move (300); past it, "
+                   "it plays the move with the best proved bounds")
+    b.add_argument("--sides", choices=("XO", "X", "O"), default="XO",
+                   help="the model's side: XO (X and O in turn, the default), X or O")
     b.add_argument("--model", default="production",
                    help="the version or alias whose games count (production)")
     b.add_argument("--workers", type=positive, metavar="N",
@@ -79,6 +92,7 @@ def run_build(args: argparse.Namespace) -> int:
             with ModelStore.from_url(url, prefix=settings.prefix) as store:
                 record = store.require(game=game, ref=args.model)
                 model = store.load(game=game, version=record.version)
+            opponent = _opponent(args, model.game)
             workers, backend, pool = _pool(args)
             with pool as submit, Progress(total=None, unit=" positions",
                                           desc=f"book {game}",
@@ -87,14 +101,16 @@ def run_build(args: argparse.Namespace) -> int:
                     model, store_url=url, prefix=settings.prefix, plies=args.plies,
                     games=args.games, submit=submit, workers=workers, backend=backend,
                     from_ply=args.from_ply, seed=args.seed, max_entries=max_entries,
-                    time_limit=args.time_limit or None, progress=bar,
+                    time_limit=args.time_limit or None, opponent=opponent,
+                    sides=args.sides, progress=bar,
                     notes=lambda text: print(text, file=sys.stderr))
     except StoreUnavailable as e:
         raise CommandError(str(e), STORE_DOWN) from e
     except StoreError as e:
         raise CommandError(str(e)) from e
     out = {"game": report.game, "version": record.version, "plies": report.plies,
-           "games": report.games, "workers": report.workers, "backend": report.backend,
+           "games": report.games, "opponent": args.opponent, "sides": args.sides,
+           "workers": report.workers, "backend": report.backend,
            "by_ply": [p.to_json() for p in report.by_ply]}
     if args.json:
         print(json.dumps(out, indent=2))
@@ -104,6 +120,20 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"{game} book to ply {args.plies} from version {record.version}: {proved} "
               f"positions proved in {seconds:.1f} s on {workers} {backend} worker(s)")
     return 1 if any(p.timed_out for p in report.by_ply) else 0
+
+
+def _opponent(args: argparse.Namespace, game: Game) -> book_builder.Player:
+    from gameai.trainer import book_builder
+
+    if args.opponent == "random":
+        return book_builder.random_opponent
+    from gameai.trainer.evaluation.book import default_book
+    from gameai.trainer.evaluation.calibrate import perfect_player
+
+    if args.opponent_time_limit <= 0:
+        raise CommandError("--opponent-time-limit must be more than 0 seconds", USAGE)
+    return perfect_player(game, time_limit=args.opponent_time_limit,
+                          book=default_book(game))
 
 
 def _pool(args: argparse.Namespace

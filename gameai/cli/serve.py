@@ -103,6 +103,12 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "--games: the perfect player's seconds a move past its book (300)")
     p.add_argument("--seed", type=int, default=0, help="with --games: the perfect player's "
                    "tie-breaks (0)")
+    p.add_argument("--book-games", type=int, default=0, metavar="N", help="with --games: "
+                   "first build a book (gameai book build) from N games of the model as X "
+                   "against the perfect player, its tie-breaks seeded apart from the "
+                   "measured games' (default 0: no book)")
+    p.add_argument("--book-plies", default="16-26", metavar="FROM-TO", help="the plies the "
+                   "book proves (16-26)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_bench_exact)
 
@@ -120,7 +126,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_bench_exact(args: argparse.Namespace) -> int:
-    from gameai.bench.exact import main
+    from gameai.bench.exact import book_plies, main
+
+    try:
+        book_plies(args.book_plies)
+    except ValueError as e:
+        raise CommandError(str(e), USAGE) from None
+    if args.book_games < 0:
+        raise CommandError("--book-games must be 0 or more", USAGE)
 
     return main(args)
 

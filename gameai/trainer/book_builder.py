@@ -4,10 +4,17 @@ and writes them to the store's shared table of proved positions
 hints (docs/levels.md, "Exact play").
 
 **Which positions.** The served model (``production`` unless told otherwise) plays
-``games`` games, one side each in turn, at its best move as the server plays it (its
-search's best move, for a model that searches), against an opponent that plays uniformly at
-random: the positions a population of players meets against it. Every live position up to
-ply ``plies`` is kept once up to symmetry (the table's key).
+``games`` games (one side each in turn, or one side only) at its move as the server plays
+it at level best: where the table holds the position, the optimal move the network values
+most, else its search's best move; against an opponent that plays uniformly at random (the
+positions a population of players meets), or perfectly (ties drawn at random: the
+positions strong players meet). Every live position up to ply ``plies`` is kept once up
+to symmetry (the table's key).
+
+**In rounds.** A position proved changes the model's move there wherever the network's
+move was not optimal, and so the positions after it: the games are played again with the
+new proofs and what they reach that the table lacks is proved, until a round finds nothing
+new (at most one round a ply), so the book holds the positions the server's own games reach.
 
 **In what order.** From the end of the opening back towards the start: every position of
 ply ``plies`` first, then ``plies - 1``, down to ``from_ply``; the deeper positions are the
@@ -37,7 +44,12 @@ from typing import Any
 import numpy as np
 
 from gameai.games import Game, State, TooLarge, get_game
+from gameai.games.interface import Solution
 from gameai.models import Model
+
+Player = Callable[[State, random.Random], int]
+Proved = Callable[[State], "Solution | None"]
+SIDES = ("XO", "X", "O")
 
 CHUNK = 8  # positions per task: small, so the deepest plies spread over every worker
 LOOKUP_CHUNK = 500  # positions per table read when finding what is left
@@ -49,6 +61,7 @@ class PlyReport:
 
     ply: int
     positions: int
+    round: int = 1  # the games' round (:func:`build_book`)
     held: int = 0
     proved: int = 0
     timed_out: int = 0
@@ -70,25 +83,44 @@ class BookReport:
     by_ply: list[PlyReport] = field(default_factory=list)
 
 
-def model_move(model: Model, state: State) -> int:
-    """The move the server plays at level best by the network: its search's best move for a
-    model that searches (at its default depth), else its best value."""
-    if model.default_depth is not None:
-        return model.search(state, model.default_depth, best_only=True).best.action_id
-    return model.evaluate(state).best.action_id
+def model_move(model: Model, state: State, solution: Solution | None = None) -> int:
+    """The move the server plays at level best: where ``solution`` proves the position, the
+    optimal move the network values most; else the network's (its search's best move at
+    its default depth, for a model that searches; else its best value)."""
+    depth = model.default_depth
+    best = (model.search(state, depth, best_only=True) if depth is not None
+            else model.evaluate(state)).best.action_id
+    if solution is None:
+        return best
+    optimal = set(solution.optimal_moves)
+    if best in optimal:
+        return best
+    ranked = model.search(state, depth) if depth is not None else model.evaluate(state)
+    return next(m.action_id for m in ranked.moves if m.action_id in optimal)
 
 
-def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0
-                      ) -> list[list[State]]:
-    """The live positions up to ply ``plies`` of ``games`` games of ``model`` (as X in even
-    games, as O in odd ones) against a uniformly random opponent, one per canonical key:
-    ``[ply] -> positions``."""
+def random_opponent(state: State, rng: random.Random) -> int:
+    """A uniformly random legal move."""
+    return rng.choice(state.legal_actions())
+
+
+def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
+                      opponent: Player = random_opponent, sides: str = "XO",
+                      proved: Proved = lambda _: None) -> list[list[State]]:
+    """The live positions up to ply ``plies`` of ``games`` games of ``model`` (with
+    ``sides`` "XO": as X in even games, as O in odd ones; else always that side) against
+    ``opponent``, one per canonical key: ``[ply] -> positions``. The model's moves are the
+    server's (:func:`model_move`) with the solutions ``proved`` holds; a proved position of
+    the opponent's is met by an optimal move when the opponent is not random (a perfect
+    player then needs no search of its own there)."""
+    if sides not in SIDES:
+        raise ValueError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}")
     game = model.game
     rng = random.Random(seed)
     seen: set[int] = set()
     by_ply: list[list[State]] = [[] for _ in range(plies + 1)]
     for number in range(games):
-        model_side = "X" if number % 2 == 0 else "O"
+        model_side = sides if len(sides) == 1 else sides[number % 2]
         state = game.initial()
         for ply in range(plies + 1):
             if state.is_over():
@@ -99,8 +131,13 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0
                 by_ply[ply].append(state)
             if ply == plies:
                 break
-            action = model_move(model, state) if state.to_move == model_side \
-                else rng.choice(state.legal_actions())
+            if state.to_move == model_side:
+                action = model_move(model, state, proved(state))
+            elif opponent is not random_opponent and (solution := proved(state)) is not None:
+                optimal = sorted(solution.optimal_moves)
+                action = optimal[int(rng.random() * len(optimal))]
+            else:
+                action = opponent(state, rng)
             state = state.play(action)
     return by_ply
 
@@ -168,10 +205,13 @@ def ray_pool() -> Iterator[Submit]:
 def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: int,
                submit: Submit, workers: int, backend: str = "local", from_ply: int = 0,
                seed: int = 0, max_entries: int, time_limit: float | None = None,
+               opponent: Player = random_opponent, sides: str = "XO",
                progress: Any = None, notes: Callable[[str], None] = lambda _: None
                ) -> BookReport:
-    """Prove the positions ``model``'s games reach (:func:`reached_positions`), from ply
-    ``plies`` down to ``from_ply``, writing each to the table as it is proved.
+    """Prove the positions ``model``'s games against ``opponent`` reach
+    (:func:`reached_positions`), from ply ``plies`` down to ``from_ply``, writing each to
+    the table as it is proved; in rounds, until the games (played again with the proofs)
+    reach no position the table lacks, or one round a ply was played.
 
     Args:
         submit: runs :func:`prove_chunk` somewhere (:func:`local_pool`, :func:`ray_pool`).
@@ -183,24 +223,52 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
 
     game: Game = model.game
     report = BookReport(game.name, plies, games, workers, backend)
-    by_ply = reached_positions(model, plies=plies, games=games, seed=seed)
+    failed: set[int] = set()  # positions out of time: not sent again in a later round
     with ModelStore.from_url(store_url, prefix=prefix) as store:
         table = store.proved(max_entries=max_entries)
-        left = {p: _unheld(table, by_ply[p]) for p in range(from_ply, plies + 1)}
-    if progress is not None:
-        progress.set_total(sum(len(v) for v in left.values()))
+        cache: dict[int, Solution | None] = {}
+
+        def proved(state: State) -> Solution | None:
+            if state.key not in cache:
+                cache[state.key] = table.get(state)
+            return cache[state.key]
+
+        for number in range(1, plies - from_ply + 2):
+            by_ply = reached_positions(model, plies=plies, games=games, seed=seed,
+                                       opponent=opponent, sides=sides, proved=proved)
+            left = {p: [s for s in _unheld(table, by_ply[p]) if s.key not in failed]
+                    for p in range(from_ply, plies + 1)}
+            if number > 1 and not any(left.values()):
+                break
+            if progress is not None:
+                progress.set_total(sum(len(v) for v in left.values()))
+            _prove_plies(report, number, by_ply, left, submit, store_url, prefix,
+                         max_entries, time_limit, progress, notes, failed)
+            cache = {k: v for k, v in cache.items() if v is not None}  # read again
+    return report
+
+
+def _prove_plies(report: BookReport, number: int, by_ply: list[list[State]],
+                 left: dict[int, list[State]], submit: Submit, store_url: str, prefix: str,
+                 max_entries: int, time_limit: float | None, progress: Any,
+                 notes: Callable[[str], None], failed: set[int]) -> None:
+    """One round of :func:`build_book`: the positions ``left``, deepest ply first."""
+    game = report.game
     per_position: dict[int, float] = {}  # wall seconds per position proved, by ply
-    for ply in range(plies, from_ply - 1, -1):
+    for ply in sorted(left, reverse=True):
         todo = left[ply]
-        done = PlyReport(ply, len(by_ply[ply]), held=len(by_ply[ply]) - len(todo))
+        if number > 1 and not todo:
+            continue  # a later round reports only the plies it proved something at
+        done = PlyReport(ply, len(by_ply[ply]), round=number,
+                         held=len(by_ply[ply]) - len(todo))
         started = time.perf_counter()
         chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
-        futures = [submit(store_url, prefix, max_entries, game.name,
-                          [(str(s), s.to_move) for s in chunk], time_limit)
-                   for chunk in chunks]
+        futures = {submit(store_url, prefix, max_entries, game,
+                          [(str(s), s.to_move) for s in chunk], time_limit): chunk
+                   for chunk in chunks}
         for future in cf.as_completed(futures):
             results = future.result()
-            for result, seconds in results:
+            for state, (result, seconds) in zip(futures[future], results, strict=True):
                 done.solve_seconds += seconds
                 if result == "written":
                     done.proved += 1
@@ -208,16 +276,17 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
                     done.held += 1
                 elif result == "full":
                     done.full += 1
+                    failed.add(state.key)
                 else:
                     done.timed_out += 1
+                    failed.add(state.key)
             if progress is not None:
                 progress.advance(len(results), note=f"ply {ply}")
         done.seconds = time.perf_counter() - started
         report.by_ply.append(done)
         if todo:
             per_position[ply] = done.solve_seconds / len(todo)
-        notes(_estimate(ply, done, per_position, left, from_ply, workers))
-    return report
+        notes(_estimate(ply, done, per_position, left, min(left), report.workers))
 
 
 def _unheld(table: Any, states: list[State]) -> list[State]:

@@ -1,6 +1,6 @@
 """``gameai bench exact``: servers with and without a solver budget, driven over REST; with
 ``--games`` each plays games as X against the perfect player and reports how many of its
-best moves were proved exact (issue 26)."""
+best moves were proved exact (issue 26); with ``--book-games`` a book is built first."""
 
 from __future__ import annotations
 
@@ -13,13 +13,19 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gameai", "bench", "exact", "--budgets", "0,5", "--seconds",
          "1", "--rounds", "1", "--positions", "3000", "--clients", "2", "--games", "2",
-         "--time-limit", "0.05", "--model", "bundled", "--json"],
+         "--time-limit", "0.05", "--model", "bundled", "--book-games", "2",
+         "--book-plies", "8-11", "--json"],
         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     latency = report["budgets"]
     assert latency["0"]["exact_share"] == 0 and latency["0"]["requests"] > 0
     assert latency["5"]["exact_share"] > 0  # late positions are proved in 5 ms
+    book = report["book"]  # proved before the games, so in the table then
+    # the perfect player's moves past its 0.05 s are guesses, so the games end by ply 12
+    assert book["games"] == 2 and book["plies"] == [8, 11] and book["proved"] > 0
+    assert book["proved"] >= book["positions"] and book["timed_out"] == 0
+    assert report["table_size_before_games"] >= book["proved"]
     games = report["games"]
     for budget in ("0", "5"):
         g = games[budget]

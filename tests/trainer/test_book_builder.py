@@ -1,7 +1,9 @@
 """The book builder (:mod:`gameai.trainer.book_builder`, ``gameai book build``) on a real
 Redis and real worker processes: it proves the positions the model's games reach, deepest
-ply first, writes the solver's solutions to the shared table the servers read, stays
-within the table's bound, and a second run goes on where the first stopped."""
+ply first, in rounds until the games the server would play with those proofs reach nothing
+new, against a random or a perfect opponent, writes the solver's solutions to the shared
+table the servers read, stays within the table's bound, and a second run goes on where the
+first stopped."""
 
 from __future__ import annotations
 
@@ -12,7 +14,14 @@ import pytest
 from gameai.cli import main
 from gameai.games import get_game
 from gameai.store import ModelStore
-from gameai.trainer.book_builder import build_book, local_pool, model_move, reached_positions
+from gameai.trainer.book_builder import (
+    build_book,
+    local_pool,
+    model_move,
+    random_opponent,
+    reached_positions,
+)
+from gameai.trainer.evaluation.calibrate import PerfectPlayer
 from tests.service.conftest import random_ntuple
 
 GAME = "connect-four"
@@ -43,15 +52,29 @@ def test_the_positions_are_the_models_games_one_per_symmetry(model):
     assert first.canonical()[0] in {s.canonical()[0] for s in by_ply[1]}
 
 
-def test_a_book_is_proved_deepest_first_and_resumes(model, redis_url):
+def rounds_of(report) -> list[list[int]]:
+    """The plies a report proved, round by round."""
+    out: list[list[int]] = []
+    for p in report.by_ply:
+        if p.round > len(out):
+            out.append([])
+        out[-1].append(p.ply)
+    return out
+
+
+def test_a_book_is_proved_deepest_first_in_rounds_and_resumes(model, redis_url):
     with ModelStore.from_url(redis_url, prefix="book") as store, local_pool(1) as submit:
         notes: list[str] = []
         report = build_book(model, store_url=redis_url, prefix="book", plies=PLIES,
                             games=GAMES, submit=submit, workers=1, from_ply=FROM_PLY,
                             max_entries=100_000, notes=notes.append)
-        assert [p.ply for p in report.by_ply] == list(range(PLIES, FROM_PLY - 1, -1))
+        rounds = rounds_of(report)
+        assert rounds[0] == list(range(PLIES, FROM_PLY - 1, -1))
+        # the first round's proofs changed the model's moves, so its games went elsewhere:
+        # a later round proved what they reached, again deepest first
+        assert len(rounds) >= 2 and all(r == sorted(r, reverse=True) for r in rounds)
         proved = sum(p.proved for p in report.by_ply)
-        assert proved == sum(p.positions for p in report.by_ply) > 0
+        assert proved > sum(p.positions for p in report.by_ply if p.round == 1) > 0
         assert store.proved().size(game=GAME) == proved
         assert "left:" in notes[0] and "solver time" in notes[0]
         table = store.proved()
@@ -60,11 +83,67 @@ def test_a_book_is_proved_deepest_first_and_resumes(model, redis_url):
                 got, solved = table.get(state), C4.solve(state)
                 assert got is not None and got.optimal_moves == solved.optimal_moves
                 assert [m.score for m in got.moves] == [m.score for m in solved.moves]
+        # the games the server plays with the book (its exact moves) stay inside the book
+        served = reached_positions(model, plies=PLIES, games=GAMES, proved=table.get)
+        assert all(table.get(s) is not None for states in served[FROM_PLY:] for s in states)
         again = build_book(model, store_url=redis_url, prefix="book", plies=PLIES,
                            games=GAMES, submit=submit, workers=1, from_ply=FROM_PLY,
                            max_entries=100_000)
-    assert sum(p.proved for p in again.by_ply) == 0
-    assert [p.held for p in again.by_ply] == [p.positions for p in report.by_ply]
+    assert sum(p.proved for p in again.by_ply) == 0 and rounds_of(again) == [rounds[0]]
+    assert [p.held for p in again.by_ply] == [len(states) for states in
+                                              served[FROM_PLY:][::-1]]
+
+
+def test_the_models_move_where_the_position_is_proved_is_the_servers(model):
+    """Of the optimal moves, the one the network values most (its own if optimal)."""
+    others = 0
+    late = reached_positions(model, plies=24, games=20, seed=5)
+    for state in late[22] + late[23]:  # proved in milliseconds
+        solution = C4.solve(state)
+        optimal = set(solution.optimal_moves)
+        ranked = [m.action_id for m in model.search(state, model.default_depth).moves]
+        mine = model_move(model, state)
+        expected = mine if mine in optimal else next(a for a in ranked if a in optimal)
+        assert model_move(model, state, solution) == expected
+        assert model_move(model, state, None) == mine
+        others += mine not in optimal
+    assert others  # the network's own move was not optimal somewhere: the other case ran
+
+
+def tictactoe_ntuple():
+    """:func:`random_ntuple` for a board without gravity (three cell states)."""
+    import numpy as np
+
+    from gameai.games.mnk.game import as_mnk
+    from gameai.models import ModelInfo, NtupleModel
+    from gameai.models.ntuple import random_walks
+
+    game = get_game("tictactoe")
+    weights = np.random.default_rng(1).normal(0, 0.3, (4, 3 ** 4)).astype(np.float32)
+    return NtupleModel(game, ModelInfo(game=game.name, algorithm="random"),
+                       tuples=random_walks(as_mnk(game), 4, 4, seed=1), weights=weights)
+
+
+def child_of_an_optimal_move(perfect, parents, child) -> bool:
+    key = child.canonical()[0]
+    return any(parent.play(a).canonical()[0] == key
+               for parent in parents for a in perfect.optimal(parent))
+
+
+@pytest.mark.parametrize(("opponent", "optimal"), [("perfect", True), ("random", False)])
+def test_a_perfect_opponent_plays_only_optimal_moves(opponent, optimal):
+    game = get_game("tictactoe")
+    perfect = PerfectPlayer(game)
+    model = tictactoe_ntuple()
+    by_ply = reached_positions(model, plies=8, games=40, seed=3, sides="X",
+                               opponent=perfect if opponent == "perfect" else random_opponent)
+    assert len(by_ply[1]) == 1  # the model is X in every game: one first move
+    # every position after an O move comes from one of the previous ply's by an optimal
+    # move of O's (the positions are kept once up to symmetry: compared as such)
+    replies = [child_of_an_optimal_move(perfect, by_ply[ply - 1], child)
+               for ply in range(2, 9, 2) for child in by_ply[ply]]
+    assert replies and all(replies) is optimal
+    assert len(reached_positions(model, plies=8, games=40, seed=3)[1]) > 1  # X and O
 
 
 def test_a_book_stays_within_the_tables_bound(model, redis_url):
@@ -74,7 +153,8 @@ def test_a_book_stays_within_the_tables_bound(model, redis_url):
                             max_entries=5)
         assert store.proved().size(game=GAME) == 5
     assert sum(p.proved for p in report.by_ply) == 5
-    assert sum(p.full for p in report.by_ply) == sum(p.positions for p in report.by_ply) - 5
+    first = [p for p in report.by_ply if p.round == 1]
+    assert sum(p.full for p in first) == sum(p.positions for p in first) - 5
 
 
 def test_the_command_builds_from_the_served_model(model, redis_url, capsys):
@@ -87,8 +167,29 @@ def test_the_command_builds_from_the_served_model(model, redis_url, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["version"] == record.version and out["backend"] == "local"
-    assert [p["ply"] for p in out["by_ply"]] == list(range(PLIES, FROM_PLY - 1, -1))
+    assert out["opponent"] == "random" and out["sides"] == "XO"
+    assert [p["ply"] for p in out["by_ply"] if p["round"] == 1] == \
+        list(range(PLIES, FROM_PLY - 1, -1))
     assert sum(p["proved"] for p in out["by_ply"]) > 0
+
+
+def test_the_command_builds_against_a_perfect_opponent(redis_url, capsys, tmp_path,
+                                                      monkeypatch):
+    monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))  # the perfect player's own book
+    model = tictactoe_ntuple()
+    with ModelStore.from_url(redis_url, prefix="perfect") as store:
+        record = store.publish(model.to_bytes(), by="tests")
+        store.set_alias(game="tictactoe", alias="production", version=record.version,
+                        by="tests")
+    argv = ["book", "build", "--game", "tictactoe", "--plies", "6", "--games", "20",
+            "--opponent", "perfect", "--sides", "X", "--workers", "1", "--store", redis_url,
+            "--store-prefix", "perfect", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["opponent"] == "perfect" and out["sides"] == "X"
+    with ModelStore.from_url(redis_url, prefix="perfect") as store:
+        assert store.proved().size(game="tictactoe") == sum(p["proved"] for p in
+                                                            out["by_ply"]) > 0
 
 
 @pytest.mark.parametrize(("argv", "status", "says"), [
@@ -98,6 +199,24 @@ def test_the_command_builds_from_the_served_model(model, redis_url, capsys):
 ])
 def test_the_command_refuses_what_it_cannot_build(argv, status, says, redis_url, capsys):
     assert main(["book", "build", *argv, "--store", redis_url]) == status
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--opponent", "strong"], "--opponent"),
+    (["--sides", "XX"], "--sides"),
+    (["--opponent", "perfect", "--opponent-time-limit", "0"], "--opponent-time-limit"),
+])
+def test_the_command_names_a_bad_option(argv, says, model, redis_url, capsys):
+    with ModelStore.from_url(redis_url, prefix="bad") as store:
+        record = store.publish(model.to_bytes(), by="tests")
+        store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+    try:
+        status = main(["book", "build", "--game", GAME, "--plies", "4", *argv, "--store",
+                       redis_url, "--store-prefix", "bad"])
+    except SystemExit as e:  # argparse's own refusal of a choice
+        status = e.code
+    assert status == 2
     assert says in capsys.readouterr().err
 
 
@@ -115,7 +234,7 @@ def test_a_ray_cluster_proves_the_same_book(model, redis_url):
     with ModelStore.from_url(redis_url, prefix="ray") as store:
         table = store.proved()
         proved = sum(p.proved for p in report.by_ply)
-        assert proved == sum(p.positions for p in report.by_ply) > 0
+        assert proved >= sum(p.positions for p in report.by_ply if p.round == 1) > 0
         assert table.size(game=GAME) == proved
         state = reached_positions(model, plies=PLIES, games=GAMES)[PLIES][0]
         got = table.get(state)
