@@ -48,6 +48,14 @@ class RoundStats:
         return self.games / self.seconds if self.seconds > 0 else 0.0
 
 
+def added_later(default: Any) -> Any:
+    """A parameter added after models were published with its learner: recorded in a
+    model's metadata only when set to something else than ``default``, so that a published
+    model trained again by its documented command keeps its bytes (Connect Four's bundled
+    model, gameai/models/bundled/bundled.json)."""
+    return dataclasses.field(default=default, metadata={"added_later": True})
+
+
 @dataclass(frozen=True)
 class Params:
     """Base of each learner's parameters: JSON values, checked by :meth:`check`."""
@@ -56,7 +64,12 @@ class Params:
         """Raise :class:`BadParameter` naming the first parameter out of range."""
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every parameter, less those :func:`added_later` at their defaults."""
+        out = dataclasses.asdict(self)
+        for f in dataclasses.fields(self):
+            if f.metadata.get("added_later") and out[f.name] == f.default:
+                del out[f.name]
+        return out
 
 
 def build_params(cls: type[Params], overrides: dict[str, Any]) -> Params:

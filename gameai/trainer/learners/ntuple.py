@@ -27,6 +27,15 @@ too. With ``tcl`` the step of each weight is scaled by temporal
 coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
 with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r - 1))`` (Bagheri et al.'s TCL-EXP, which lets a
 large ``alpha`` settle per weight).
+
+With ``average_halflife`` > 0 the model exported is not the last weights but their
+exponential moving average (Polyak and Juditsky's averaging of iterates): from the first
+multiple of :data:`AVERAGE_EVERY` games at or past ``average_from`` a copy of the weights,
+then at every such multiple ``average = d * average + (1 - d) * weights`` with ``d = 0.5 **
+(AVERAGE_EVERY / average_halflife)``. Self-play goes on from the weights themselves; the
+average only smooths what one changed value in the opening does to a checkpoint (a whole
+family of lines won or lost: docs/ntuple.md, "Averaging the weights"). Taken at fixed game
+counts, the average is the same however the games are split into calls.
 """
 
 from __future__ import annotations
@@ -58,7 +67,7 @@ from gameai.models.ntuple_kernels import (
     tuple_indices,
     wins,
 )
-from gameai.trainer.learners.base import BATCH, Learner, Params, require
+from gameai.trainer.learners.base import BATCH, Learner, Params, added_later, require
 from gameai.trainer.learners.schedules import annealed
 from gameai.trainer.selfplay.sparse import RULES
 from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, seed_state, uniform
@@ -66,6 +75,8 @@ from gameai.trainer.walkers.bitboard import U64, below, greedy, random_opening, 
 if TYPE_CHECKING:
     from gameai.trainer.selfplay.ray import RemoteSelfPlay
     from gameai.trainer.selfplay.rounds import Backend, SelfPlay
+
+AVERAGE_EVERY = 32_768  # games between two steps of the weights' moving average
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,9 @@ class NtupleParams(Params):
     sync_games: int = 2048  # games a round, all actors together; 0: shared weights (Hogwild)
     merge: str = "scaled"  # how a round's deltas combine: scaled, mean or sum (selfplay/)
     staleness: int = 0  # 0: reproducible rounds; N: asynchronous, at most N games behind
-    overlap: int = 0  # 1: a round plays while the one before it merges (one round stale)
+    overlap: int = added_later(0)  # 1: a round plays while the one before it merges
+    average_halflife: float = added_later(0.0)  # games; > 0: export the moving average
+    average_from: int = added_later(0)  # games before the average starts (a copy then)
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -120,6 +133,9 @@ class NtupleParams(Params):
                 "0 with staleness > 0 (asynchronous merges do not come in rounds)")
         require(not self.tcl or self.actors == 1 or self.sync_games == 0, "tcl",
                 "false with actors > 1 (the actors' deltas carry no coherence sums)")
+        require(self.average_halflife >= 0, "average_halflife",
+                "at least 0 (0: the last weights are exported)")
+        require(self.average_from >= 0, "average_from", "at least 0")
 
 
 class NtupleLearner(Learner):
@@ -156,6 +172,7 @@ class NtupleLearner(Learner):
         self._selfplay: SelfPlay | RemoteSelfPlay | None = None
         self._synced_games = 0  # games behind the weights last pulled from the actors
         self.selfplay_status: dict[str, Any] = {}  # the parallel actors' last figures
+        self.average: np.ndarray | None = None  # the weights' moving average, once started
 
     def use_backend(self, backend: Backend | Any) -> None:
         """Run the parallel actors on ``backend`` (local threads by default; a Ray
@@ -217,6 +234,28 @@ class NtupleLearner(Learner):
         return BATCH
 
     def _run(self, games: int, played: int, stats: np.ndarray) -> None:
+        """:meth:`_play`, cut at every multiple of :data:`AVERAGE_EVERY` games where the
+        weights' moving average takes a step (:meth:`_average_step`)."""
+        if self.params.average_halflife <= 0:
+            self._play(games, played, stats)
+            return
+        while games > 0:
+            step = min(games, AVERAGE_EVERY - played % AVERAGE_EVERY)
+            self._play(step, played, stats)
+            played, games = played + step, games - step
+            if played % AVERAGE_EVERY == 0 and played >= self.params.average_from:
+                self._average_step()
+
+    def _average_step(self) -> None:
+        """One step of the moving average: the weights themselves at its start."""
+        self.sync()  # parallel actors' weights live with their learner
+        if self.average is None:
+            self.average = self.weights.copy()
+        else:
+            decay = 0.5 ** (AVERAGE_EVERY / self.params.average_halflife)
+            blend(self.average.reshape(-1), self.weights.reshape(-1), np.float32(decay))
+
+    def _play(self, games: int, played: int, stats: np.ndarray) -> None:
         p = self.params
         schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
                              p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
@@ -287,8 +326,9 @@ class NtupleLearner(Learner):
         stats += np.sum(counts, axis=0)
 
     def export(self, info: ModelInfo | None = None) -> Model:
+        """The network: its weights' moving average once that started, else the weights."""
         self.sync()
-        w = self.weights
+        w = self.average if self.average is not None else self.weights
         return NtupleModel(self.game, info or self.info(), tuples=self.tuples,
                            weights=w.reshape(w.shape[0] * w.shape[1], w.shape[2]).copy())
 
@@ -303,12 +343,22 @@ class NtupleLearner(Learner):
         self.tuples = model.tuples.copy()
         self.net = model.net
         self.weights = model.tables.copy()  # its sides too
+        self.average = None  # the average starts again, from these weights
         shape = self.weights.shape if self.params.tcl else (0, 0, 0)
         self.tcl_sum = np.zeros(shape, dtype=np.float32)
         self.tcl_abs = np.zeros(shape, dtype=np.float32)
         if self._selfplay is not None:  # the actors start again from the new weights
             self._selfplay.close()
             self._selfplay = None
+
+
+@nb.njit(cache=True, nogil=True)
+def blend(average: np.ndarray, weights: np.ndarray, decay: np.float32) -> None:
+    """``average = decay * average + (1 - decay) * weights``, in place, in one pass (flat
+    float32 arrays; the plain-numpy reference is in tests/trainer/test_ntuple_average.py)."""
+    keep = np.float32(1) - decay
+    for i in range(average.size):
+        average[i] = decay * average[i] + keep * weights[i]
 
 
 # play_games' tracking arguments when nothing is tracked (one actor, shared weights)
