@@ -119,6 +119,7 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
     rng = random.Random(seed)
     seen: set[int] = set()
     by_ply: list[list[State]] = [[] for _ in range(plies + 1)]
+    chosen: dict[int, int] = {}  # the model's move by position: the games share their lines
     for number in range(games):
         model_side = sides if len(sides) == 1 else sides[number % 2]
         state = game.initial()
@@ -132,7 +133,9 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
             if ply == plies:
                 break
             if state.to_move == model_side:
-                action = model_move(model, state, proved(state))
+                if state.key not in chosen:
+                    chosen[state.key] = model_move(model, state, proved(state))
+                action = chosen[state.key]
             elif opponent is not random_opponent and (solution := proved(state)) is not None:
                 optimal = sorted(solution.optimal_moves)
                 action = optimal[int(rng.random() * len(optimal))]
