@@ -36,3 +36,13 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
         by_ply = {int(p): share for p, share in g["exact_share_by_ply"].items()}
         inexact = [p for p, share in by_ply.items() if share < 1]
         assert g["all_exact_from_ply"]["max"] >= (max(inexact) + 2 if inexact else 0)
+
+
+def test_a_bad_book_is_refused_before_anything_starts(capsys) -> None:
+    from gameai.cli import main
+
+    for argv, says in ((["--book-plies", "9-3"], "--book-plies"),
+                       (["--book-plies", "ten"], "--book-plies"),
+                       (["--book-games", "-1"], "--book-games")):
+        assert main(["bench", "exact", *argv]) == 2
+        assert says in capsys.readouterr().err
