@@ -284,12 +284,13 @@ def _prove_plies(report: BookReport, number: int, by_ply: list[list[State]],
                     done.timed_out += 1
                     failed.add(state.key)
             if progress is not None:
-                progress.advance(len(results), note=f"ply {ply}")
+                progress.advance(len(results), note=f"round {number}, ply {ply}")
         done.seconds = time.perf_counter() - started
         report.by_ply.append(done)
         if todo:
             per_position[ply] = done.solve_seconds / len(todo)
-        notes(_estimate(ply, done, per_position, left, min(left), report.workers))
+        prefix = "" if number == 1 else f"round {number} (the games again with the proofs): "
+        notes(prefix + _estimate(ply, done, per_position, left, min(left), report.workers))
 
 
 def _unheld(table: Any, states: list[State]) -> list[State]:
