@@ -289,8 +289,8 @@ def _prove_plies(report: BookReport, number: int, by_ply: list[list[State]],
         report.by_ply.append(done)
         if todo:
             per_position[ply] = done.solve_seconds / len(todo)
-        prefix = "" if number == 1 else f"round {number} (the games again with the proofs): "
-        notes(prefix + _estimate(ply, done, per_position, left, min(left), report.workers))
+        which = "" if number == 1 else f"round {number} (the games again with the proofs): "
+        notes(which + _estimate(ply, done, per_position, left, min(left), report.workers))
 
 
 def _unheld(table: Any, states: list[State]) -> list[State]:

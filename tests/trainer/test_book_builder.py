@@ -77,6 +77,7 @@ def test_a_book_is_proved_deepest_first_in_rounds_and_resumes(model, redis_url):
         assert proved > sum(p.positions for p in report.by_ply if p.round == 1) > 0
         assert store.proved().size(game=GAME) == proved
         assert "left:" in notes[0] and "solver time" in notes[0]
+        assert any(n.startswith("round 2 ") for n in notes)  # a later round says so
         table = store.proved()
         for states in reached_positions(model, plies=PLIES, games=GAMES)[FROM_PLY:]:
             for state in states:
