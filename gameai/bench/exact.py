@@ -23,8 +23,8 @@ trained one; ``--seconds 0`` skips the latency rounds. With ``--book-games N`` t
 are preceded by a book (:mod:`gameai.trainer.book_builder`, local processes on every core)
 of the positions N games of the model as X against the perfect player reach at the plies
 ``--book-plies`` (its tie-breaks seeded by ``--seed`` + 1, so the measured games' lines are
-not the book's by construction); the report says what the book took, and how many of the
-server's moves were proved before the games (in the book) and how many during them.
+not the book's by construction); the report says what the book took, and the shared
+table's size before the games and after them.
 """
 
 from __future__ import annotations

@@ -84,9 +84,11 @@ class BookReport:
 
 
 def model_move(model: Model, state: State, solution: Solution | None = None) -> int:
-    """The move the server plays at level best: where ``solution`` proves the position, the
-    optimal move the network values most; else the network's (its search's best move at
-    its default depth, for a model that searches; else its best value)."""
+    """The move the server plays at level best (the rule of
+    :func:`gameai.service.core._exact_move`, kept in step with it): where ``solution``
+    proves the position, the optimal move the network values most; else the network's
+    (its search's best move at its default depth, for a model that searches; else its best
+    value)."""
     depth = model.default_depth
     best = (model.search(state, depth, best_only=True) if depth is not None
             else model.evaluate(state)).best.action_id
