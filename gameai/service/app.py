@@ -185,6 +185,7 @@ def exact_play(settings: Settings, store: ModelStore, registry: Registry, metric
     for game in registry.games:
         metrics.proved_hits.labels(game)
         metrics.proved_misses.labels(game)
+        metrics.proved_unasked.labels(game)
         for proved in ("true", "false"):
             metrics.exact_moves.labels(game, proved)
     return exact

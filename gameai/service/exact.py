@@ -8,6 +8,11 @@ docs/levels.md). Whatever the solver proves here is written to the table, so the
 from live traffic and no server proves a position twice. Hints (``analyze``) read and write
 the same way (:func:`gameai.service.analysis.analyze`).
 
+Each server keeps an index of the table's keys (:class:`gameai.store.ProvedIndex`, read
+off the request path), so a position the table does not hold, most of them, costs no round
+trip: on two saturated CPUs that round trip cost a best-move request more wall time than
+the network's search (docs/levels.md).
+
 The table is a cache of proofs, never a requirement: while the store is down, or when it
 does not answer, the server goes on with its own proofs and the solver.
 """
@@ -24,7 +29,7 @@ from gameai.games import GameError, State, TooLarge
 from gameai.games.interface import Solution
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.metrics import Metrics
-from gameai.store import ProvedTable, StoreError
+from gameai.store import ProvedIndex, ProvedTable, StoreError
 
 log = logging.getLogger("gameai.service")
 
@@ -34,6 +39,7 @@ TRIES_BEFORE_JUDGING = 10  # solves of a stage before its success rate decides a
 MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
 PROBE_EVERY = 10  # ... one time in this many (the rate is measured again)
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
+INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
 
 
 class ExactPlay:
@@ -61,6 +67,9 @@ class ExactPlay:
         self._writes: queue.Queue[tuple[State, Solution] | None] = queue.Queue(WRITES_QUEUED)
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
+        self._indexes: dict[str, ProvedIndex] = {}  # by game, made at the game's first lookup
+        self._indexer: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def budget(self, game: str) -> float:
         """The solver's budget, in seconds, for one best-move query of ``game``."""
@@ -105,6 +114,10 @@ class ExactPlay:
             return held
         if self.table is None or not self._store_up():
             return None
+        if not self._index(game.name).might_hold(state.canonical()[0]):
+            self.metrics.proved_misses.labels(game.name).inc()
+            self.metrics.proved_unasked.labels(game.name).inc()
+            return None
         try:
             found = self.table.get(state)
         except StoreError as e:
@@ -116,6 +129,38 @@ class ExactPlay:
         self.metrics.proved_hits.labels(game.name).inc()
         SOLUTIONS.keep(game, state, found)
         return found
+
+    def _index(self, game: str) -> ProvedIndex:
+        """The local index of ``game``'s table (:class:`gameai.store.ProvedIndex`), kept
+        current by a thread of its own from the first call."""
+        index = self._indexes.get(game)
+        if index is None:
+            assert self.table is not None
+            with self._writer_lock:
+                index = self._indexes.setdefault(game, ProvedIndex(self.table, game))
+                if self._indexer is None:
+                    self._indexer = threading.Thread(target=self._index_all, daemon=True,
+                                                     name="proved-table-index")
+                    self._indexer.start()
+        return index
+
+    def _index_all(self) -> None:
+        """Keep every game's index current: what was added, every
+        :data:`INDEX_REFRESH_SECONDS` (at once while an index has more to read)."""
+        while not self._closing.is_set():
+            behind = False
+            for game, index in list(self._indexes.items()):
+                if not self._store_up():
+                    continue
+                try:
+                    index.refresh()
+                except StoreError as e:
+                    log.debug("proved table's keys unread: %s", e)
+                    continue
+                behind = behind or not index.ready
+                self.metrics.proved_indexed.labels(game).set(index.read)
+            if not behind:
+                self._closing.wait(INDEX_REFRESH_SECONDS)
 
     def solve_within(self, state: State, seconds: float) -> Solution | None:
         """:meth:`prove` for work with a budget of its own (a review, a shadow test): held,
@@ -162,7 +207,11 @@ class ExactPlay:
         return True
 
     def close(self, timeout: float = 1.0) -> None:
-        """Write what is queued (for at most ``timeout`` seconds), then stop the writer."""
+        """Write what is queued (for at most ``timeout`` seconds), then stop the writer and
+        the indexes' reader."""
+        self._closing.set()
+        if self._indexer is not None:
+            self._indexer.join(timeout)
         if self._writer is not None:
             self.flush(timeout)
             self._writes.put(None)
@@ -191,6 +240,8 @@ class ExactPlay:
             return
         self.metrics.proved_writes.labels(name, written).inc()
         self.metrics.proved_size.labels(name).set(size)
+        if written != "full":  # held now: this process's index need not wait to read it
+            self._index(name).add([state.canonical()[0]])
 
 
 class Stages:

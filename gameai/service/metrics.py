@@ -115,6 +115,12 @@ class Metrics:
         self.proved_misses = Counter("gameai_proved_misses", "Positions looked up in the "
                                      "shared table of proved positions and not found.",
                                      ["game"], registry=r)
+        self.proved_unasked = Counter(
+            "gameai_proved_unasked", "Misses the server's index of the shared table "
+            "answered without a round trip to the store.", ["game"], registry=r)
+        self.proved_indexed = Gauge("gameai_proved_indexed", "Positions of the shared table "
+                                    "the server's index has read.", ["game"], registry=r,
+                                    multiprocess_mode="livemin")
         self.proved_writes = Counter(
             "gameai_proved_writes", "Proofs offered to the shared table, by result (written, "
             "held: another server wrote it first, full: refused at the bound, error: the "

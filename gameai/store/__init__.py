@@ -11,7 +11,7 @@ from gameai.store.errors import (
     UnknownVersion,
 )
 from gameai.store.policy import is_number
-from gameai.store.proved import ProvedTable
+from gameai.store.proved import ProvedIndex, ProvedTable
 from gameai.store.records import AliasChange, Pin, Rollout, ShadowReport, VersionRecord
 from gameai.store.routing import choose_version
 from gameai.store.store import Event, ModelStore, Subscription
@@ -24,6 +24,7 @@ __all__ = [
     "ModelStore",
     "Pin",
     "Pinned",
+    "ProvedIndex",
     "ProvedTable",
     "RedisServer",
     "Rollout",

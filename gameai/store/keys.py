@@ -26,6 +26,9 @@ Several deployments can share one Redis by choosing different prefixes (the
     p:g:{g}:proved            hash    canonical position key -> every move's exact score,
                                       as the solver proved it (:mod:`gameai.store.proved`):
                                       the table every server and the book builder share
+    p:g:{g}:proved-keys       list    the proved table's fields in the order written (RPUSH,
+                                      in the same script): what each server's index of the
+                                      table reads, so a miss costs no round trip
 """
 
 from __future__ import annotations
@@ -101,6 +104,9 @@ class Keys:
 
     def proved(self, game: str) -> str:
         return f"{self._game(game)}:proved"
+
+    def proved_keys(self, game: str) -> str:
+        return f"{self._game(game)}:proved-keys"
 
     def token(self, game: str, token: str) -> str:
         return f"{self._game(game)}:token:{token}"

@@ -19,8 +19,10 @@ the position asked (a damaged or foreign value) is a miss, never a guess.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import redis
 
 from gameai.games import State
@@ -55,6 +57,7 @@ class ProvedTable:
         self._url = url
         self.max_entries = max_entries
         self._put = client.register_script(scripts.PUT_PROVED)
+        self._rebuild_keys = client.register_script(scripts.REBUILD_PROVED_KEYS)
 
     def _errors(self) -> AbstractContextManager[None]:
         return redis_errors(self._url)
@@ -92,11 +95,41 @@ class ProvedTable:
         key, sym = state.canonical()
         entry = encode(state, sym, solution)
         with self._errors():
-            done, size = self._put(keys=[self._keys.proved(state.game.name)],
+            done, size = self._put(keys=self._both(state.game.name),
                                    args=[str(key), entry, self.max_entries])
         written: Written = "written" if int(done) == 1 else "held" if int(done) == 0 \
             else "full"
         return written, int(size)
+
+    def _both(self, game: str) -> list[str]:
+        return [self._keys.proved(game), self._keys.proved_keys(game)]
+
+    def keys_since(self, game: str, start: int, count: int) -> KeysRead:
+        """At most ``count`` of the table's keys in the order they were written, from the
+        ``start``-th (0 first), with the lengths of the list of keys and of the table, read
+        in one step (:class:`ProvedIndex` reads the table's keys this way).
+
+        Raises:
+            StoreUnavailable: the store cannot be reached.
+        """
+        keys = self._both(game)
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.lrange(keys[1], start, start + count - 1)
+            pipe.llen(keys[1])
+            pipe.hlen(keys[0])
+            fields, length, size = pipe.execute()
+        return KeysRead([int(as_text(f)) for f in fields], int(length), int(size))
+
+    def rebuild_keys(self, *, game: str) -> int:
+        """Make the list of the table's keys again from the table where it does not hold
+        exactly the table's fields (a table written before the list existed): its length.
+
+        Raises:
+            StoreUnavailable: the store cannot be reached.
+        """
+        with self._errors():
+            return int(self._rebuild_keys(keys=self._both(game)))
 
     def size(self, *, game: str) -> int:
         """Positions held for ``game``."""
@@ -107,7 +140,86 @@ class ProvedTable:
         """Forget every proved position of ``game`` (an operator's reset; proofs can be
         found again)."""
         with self._errors():
-            self._redis.delete(self._keys.proved(game))
+            self._redis.delete(*self._both(game))
+
+
+@dataclass(frozen=True, slots=True)
+class KeysRead:
+    """What :meth:`ProvedTable.keys_since` read: keys, and the list's and table's lengths."""
+
+    keys: list[int]
+    length: int
+    size: int
+
+
+INDEX_CHUNK = 50_000  # keys an index reads a round trip
+_GOLDEN = 0x9E3779B97F4A7C15  # Fibonacci hashing: spreads nearby keys over the bitmap
+_MASK64 = (1 << 64) - 1
+
+
+class ProvedIndex:
+    """Which positions one game's table holds, as this process last read them: a filter
+    that says "not held" without a round trip to the store, so only a position the table
+    may hold is looked up there.
+
+    The table's keys, in the order written, are kept in a list beside it (written by the
+    same script as the entries, so the list holds exactly the table's fields);
+    :meth:`refresh` reads what was added since the last call (a server calls it off the
+    request path, every half second). The keys are kept as bits of a bitmap of at least 32
+    bits a position the table may hold (4 MiB for a million): a key's bit set means "maybe
+    held" (one in 32 or fewer is another key's bit: a wasted round trip, never a wrong
+    answer), unset means "not held when last read". Until the index has read the whole
+    list, and again while it reads it anew (the table was cleared, or written without the
+    list: :meth:`ProvedTable.rebuild_keys` mends it), it says "maybe" to everything: a
+    lookup then goes to the store as it would without an index.
+    """
+
+    def __init__(self, table: ProvedTable, game: str) -> None:
+        self.table = table
+        self.game = game
+        bits = max(16, (32 * max(1, table.max_entries) - 1).bit_length())
+        self._shift = 64 - bits
+        self._bitmap = np.zeros(1 << (bits - 3), np.uint8)
+        self.read = 0  # keys of the list read so far
+        self.ready = False  # the whole list read at the last refresh
+
+    def might_hold(self, key: int) -> bool:
+        """Whether the table may hold the position of canonical key ``key`` (always, until
+        the index is ready)."""
+        if not self.ready:
+            return True
+        h = ((key * _GOLDEN) & _MASK64) >> self._shift
+        return bool(self._bitmap[h >> 3] >> (h & 7) & 1)
+
+    def add(self, keys: list[int]) -> None:
+        """Set the bits of ``keys`` (held from now on)."""
+        if not keys:
+            return
+        h = (np.array([k & _MASK64 for k in keys], np.uint64) * np.uint64(_GOLDEN)) \
+            >> np.uint64(self._shift)
+        np.bitwise_or.at(self._bitmap, (h >> np.uint64(3)).astype(np.int64),
+                         (np.uint8(1) << (h & np.uint64(7)).astype(np.uint8)))
+
+    def refresh(self) -> None:
+        """Read the keys added since the last call (:data:`INDEX_CHUNK` at most): ready
+        once the whole list is read. Starts again from the first key where the list is
+        shorter than what was read (the table was cleared) or does not match the table
+        (written without the list: mended first).
+
+        Raises:
+            StoreUnavailable: the store cannot be reached (the index stays as it was).
+        """
+        got = self.table.keys_since(self.game, self.read, INDEX_CHUNK)
+        if got.length < self.read or got.length != got.size:
+            self.ready = False
+            self._bitmap = np.zeros_like(self._bitmap)
+            self.read = 0
+            if got.length != got.size:
+                self.table.rebuild_keys(game=self.game)
+            return
+        self.add(got.keys)
+        self.read += len(got.keys)
+        self.ready = self.read == got.length
 
 
 def encode(state: State, sym: int, solution: Solution) -> str:

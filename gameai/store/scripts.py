@@ -137,10 +137,12 @@ return gone
 
 
 PUT_PROVED = """
--- KEYS: proved
+-- KEYS: proved, proved_keys
 -- ARGV: field, entry, max_entries
 -- a position already held keeps its entry (a proof does not change); a new one is refused
--- once the table holds max_entries: returns {1 written / 0 held / -1 full, size}
+-- once the table holds max_entries: returns {1 written / 0 held / -1 full, size}. A new
+-- field is appended to the list of the table's keys too, in the same step, so the list
+-- holds exactly the hash's fields (the servers' local indexes read it).
 local size = redis.call('HLEN', KEYS[1])
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   return {0, size}
@@ -149,5 +151,23 @@ if size >= tonumber(ARGV[3]) then
   return {-1, size}
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[1])
 return {1, size + 1}
+"""
+
+REBUILD_PROVED_KEYS = """
+-- KEYS: proved, proved_keys
+-- the list of the table's keys made again from the hash, where it no longer holds exactly
+-- the hash's fields (a table written before the list existed, or by a server that did not
+-- keep it): returns the list's length, unchanged if it was whole
+local size = redis.call('HLEN', KEYS[1])
+if redis.call('LLEN', KEYS[2]) == size then
+  return size
+end
+redis.call('DEL', KEYS[2])
+local fields = redis.call('HKEYS', KEYS[1])
+for i = 1, #fields, 5000 do
+  redis.call('RPUSH', KEYS[2], unpack(fields, i, math.min(i + 4999, #fields)))
+end
+return #fields
 """

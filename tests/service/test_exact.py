@@ -197,3 +197,25 @@ def test_reviews_and_streams_share_their_proofs(c4_store, start_server):
     assert '"proved"' in text
     assert sample(second, "gameai_proved_hits_total") == 1
     assert sample(second, "gameai_proved_writes_total", result="written") == 0
+
+
+def test_a_miss_costs_no_round_trip_once_the_index_has_read_the_table(c4_store,
+                                                                       start_server):
+    """Each server keeps an index of the table's keys (read off the request path): once it
+    has read them, a position the table does not hold is a miss without asking the store,
+    and a position another writer (the book builder) adds is found once it is read."""
+    held = C4.parse_moves(DRAWN[:30])
+    c4_store.proved().put(held, C4.solve(held))
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 1),))
+    assert best(server, EARLY)["exact"] is False  # the first lookup: the index is made
+    assert sample(server, "gameai_proved_unasked_total") == 0  # unread: the store is asked
+    wait_until(lambda: sample(server, "gameai_proved_indexed") == 1, timeout=10)
+    assert best(server, "4454")["exact"] is False
+    assert sample(server, "gameai_proved_unasked_total") == 1
+    assert sample(server, "gameai_proved_misses_total") == 2
+    late = C4.parse_moves(LATE)
+    c4_store.proved().put(late, C4.solve(late))  # as the book builder writes
+    wait_until(lambda: sample(server, "gameai_proved_indexed") == 2, timeout=10)
+    assert best(server, LATE)["exact"] is True
+    assert sample(server, "gameai_proved_hits_total") == 1
+    assert sample(server, "gameai_proved_writes_total", result="written") == 0  # no solve

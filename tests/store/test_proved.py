@@ -6,7 +6,7 @@ not a solution of the position reads as missing."""
 from __future__ import annotations
 
 from gameai.games import get_game
-from gameai.store import ModelStore
+from gameai.store import ModelStore, ProvedIndex, proved
 
 C4 = get_game("connect-four")
 TTT = get_game("tictactoe")
@@ -70,3 +70,79 @@ def test_an_entry_that_is_not_a_solution_reads_as_missing(store: ModelStore):
     for wrong in ("garbage", "38:5:w:17", "38:5:x:17,39:1:w:2", ""):
         client.hset(store.keys.proved(C4.name), str(key), wrong)
         assert table.get(state) is None, wrong
+
+
+# -- the servers' local index of the table ----------------------------------------------
+
+def states_of(moves: str, plies: range) -> list:
+    return [C4.parse_moves(moves[:n]) for n in plies]
+
+
+def test_the_index_holds_what_was_written_and_nothing_else(store: ModelStore):
+    table = store.proved()
+    held = states_of(GAME, range(26, 40, 2))
+    for state in held:
+        table.put(state, C4.solve(state))
+    index = ProvedIndex(table, C4.name)
+    assert not index.ready and index.might_hold(1)  # unread: everything may be held
+    index.refresh()
+    assert index.ready and index.read == len(held)
+    assert all(index.might_hold(s.canonical()[0]) for s in held)
+    others = [C4.parse_moves(GAME[:n]) for n in range(1, 26)]
+    assert not any(index.might_hold(s.canonical()[0]) for s in others)
+    later = C4.parse_moves(GAME[:41])
+    table.put(later, C4.solve(later))
+    assert not index.might_hold(later.canonical()[0])  # not read yet: a miss, not an error
+    index.refresh()
+    assert index.might_hold(later.canonical()[0]) and index.read == len(held) + 1
+
+
+def test_the_index_reads_a_large_table_in_chunks(store: ModelStore, monkeypatch):
+    monkeypatch.setattr(proved, "INDEX_CHUNK", 3)
+    table = store.proved()
+    held = states_of(GAME, range(26, 40))
+    for state in held:
+        table.put(state, C4.solve(state))
+    index = ProvedIndex(table, C4.name)
+    reads = 0
+    while not index.ready:
+        index.refresh()
+        reads += 1
+    assert reads == 5 and all(index.might_hold(s.canonical()[0]) for s in held)
+
+
+def test_the_index_reads_a_cleared_table_anew(store: ModelStore):
+    table = store.proved()
+    first, second = C4.parse_moves(GAME[:28]), C4.parse_moves(GAME[:30])
+    table.put(first, C4.solve(first))
+    index = ProvedIndex(table, C4.name)
+    index.refresh()
+    table.clear(game=C4.name)
+    assert store._redis.exists(store.keys.proved_keys(C4.name)) == 0
+    index.refresh()  # shorter than what was read: start again
+    assert not index.ready and index.read == 0
+    table.put(second, C4.solve(second))
+    index.refresh()
+    assert index.ready and index.might_hold(second.canonical()[0])
+    assert not index.might_hold(first.canonical()[0])
+
+
+def test_a_table_written_without_its_keys_is_mended(store: ModelStore):
+    """A table written before the list of keys existed (or by an older server) has fields
+    the list lacks: the index notices, the list is made again from the table, and every
+    position is indexed."""
+    table = store.proved()
+    old = states_of(GAME, range(28, 34, 2))
+    for state in old:  # as an older server wrote: the hash alone
+        key, sym = state.canonical()
+        store._redis.hset(store.keys.proved(C4.name), str(key),
+                          proved.encode(state, sym, C4.solve(state)))
+    new = C4.parse_moves(GAME[:36])
+    table.put(new, C4.solve(new))  # the list holds this one only
+    index = ProvedIndex(table, C4.name)
+    index.refresh()
+    assert not index.ready  # the list does not match the table: mended
+    assert store._redis.llen(store.keys.proved_keys(C4.name)) == 4
+    index.refresh()
+    assert index.ready and all(index.might_hold(s.canonical()[0]) for s in [*old, new])
+    assert table.rebuild_keys(game=C4.name) == 4  # whole now: left alone
