@@ -37,7 +37,8 @@ WRITES_QUEUED = 10_000  # proofs waiting for the writer; more are not offered ("
 STAGE_CELLS = 3  # a stage is a band of this many numbers of empty cells
 TRIES_BEFORE_JUDGING = 10  # solves of a stage before its success rate decides anything
 MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
-PROBE_EVERY = 10  # ... one time in this many (the rate is measured again)
+PROBE_EVERY = 10  # ... one time in this many (the rate is measured again), at first ...
+MAX_PROBE_EVERY = 1000  # ... then twice as seldom after each probe that fails, up to this
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
 INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
 
@@ -248,27 +249,45 @@ class Stages:
     """Where the solver proves positions within the budget, learned as it goes: a position's
     stage is its game and its number of empty cells (in bands of :data:`STAGE_CELLS`). A
     stage whose solves (after :data:`TRIES_BEFORE_JUDGING`) succeed less than
-    :data:`MIN_SUCCESS` of the time is tried once in :data:`PROBE_EVERY` requests only, so
-    early positions, which no budget of milliseconds proves, do not each spend the whole
-    budget (they are the book's: ``gameai book build``); the counts decay, so a stage
-    comes back when it starts succeeding (the search's table fills, the machine is
-    freer)."""
+    :data:`MIN_SUCCESS` of the time is only probed: once in :data:`PROBE_EVERY` requests,
+    then twice as seldom after each probe that fails (up to once in
+    :data:`MAX_PROBE_EVERY`), so early positions, which no budget of milliseconds proves,
+    do not each spend the whole budget (they are the book's: ``gameai book build``); a
+    probe that succeeds brings the probes back to one in :data:`PROBE_EVERY`, and the
+    counts decay, so a stage comes back when it starts succeeding (the search's table
+    fills, the machine is freer)."""
 
     def __init__(self) -> None:
-        self._counts: dict[tuple[str, int], list[int]] = {}  # stage -> [tries, proved, asked]
+        # stage -> [tries, proved, asked since the last probe, probe interval]
+        self._counts: dict[tuple[str, int], list[int]] = {}
         self._lock = threading.Lock()
+
+    def _counted(self, stage: tuple[str, int]) -> list[int]:
+        return self._counts.setdefault(stage, [0, 0, 0, PROBE_EVERY])
+
+    @staticmethod
+    def _failing(counts: list[int]) -> bool:
+        tries, proved = counts[0], counts[1]
+        return tries >= TRIES_BEFORE_JUDGING and proved < MIN_SUCCESS * tries
 
     def worth_trying(self, stage: tuple[str, int]) -> bool:
         with self._lock:
-            counts = self._counts.setdefault(stage, [0, 0, 0])
+            counts = self._counted(stage)
+            if not self._failing(counts):
+                return True
             counts[2] += 1
-            tries, proved, asked = counts
-            return (tries < TRIES_BEFORE_JUDGING or proved >= MIN_SUCCESS * tries
-                    or asked % PROBE_EVERY == 0)
+            if counts[2] < counts[3]:
+                return False
+            counts[2] = 0
+            return True
 
     def count(self, stage: tuple[str, int], *, proved: bool) -> None:
         with self._lock:
-            counts = self._counts.setdefault(stage, [0, 0, 0])
+            counts = self._counted(stage)
+            if proved:
+                counts[3] = PROBE_EVERY
+            elif self._failing(counts):  # a probe that failed
+                counts[3] = min(2 * counts[3], MAX_PROBE_EVERY)
             counts[0] += 1
             counts[1] += int(proved)
             if counts[0] >= TRIES_KEPT:

@@ -178,6 +178,31 @@ def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
     assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
 
 
+def test_a_stage_whose_probes_keep_failing_is_probed_ever_more_seldom():
+    from gameai.service.exact import MAX_PROBE_EVERY, PROBE_EVERY, TRIES_BEFORE_JUDGING, Stages
+
+    stages, early = Stages(), (GAME, 40)
+    for _ in range(TRIES_BEFORE_JUDGING):
+        stages.worth_trying(early)
+        stages.count(early, proved=False)
+
+    def next_probe() -> int:
+        """Requests until the stage is probed (the probe counted as failing)."""
+        for asked in range(1, 10 * MAX_PROBE_EVERY):
+            if stages.worth_trying(early):
+                return asked
+        raise AssertionError("never probed")
+
+    gaps = [next_probe() for _ in range(10)]
+    for _ in range(9):
+        stages.count(early, proved=False)
+        gaps.append(next_probe())
+    assert gaps[:10] == [PROBE_EVERY] * 10  # uncounted probes change nothing
+    assert gaps[10:] == [min(PROBE_EVERY * 2 ** n, MAX_PROBE_EVERY) for n in range(1, 10)]
+    stages.count(early, proved=True)  # a probe that proves brings the probes back
+    assert next_probe() == PROBE_EVERY
+
+
 def test_reviews_and_streams_share_their_proofs(c4_store, start_server):
     """A review's proofs go to the shared table; a streamed analysis on another server
     reads one from there instead of solving it."""
