@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games import Game, State
+from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue, NtupleModel
 from gameai.models.info import describe_judged, same_model
 from gameai.models.levels import (
@@ -73,7 +74,8 @@ class MoveAnswer:
     game: str
     version: int
     move: MoveValue
-    value: float  # the model's value of the move played (at best: the position's value)
+    value: float  # the model's value of the move played (at best: the position's value);
+    # where the move is exact, its proved value (1 a win for the mover, 0 a draw, -1 a loss)
     board: str | None = None  # the position answered, when the request gave moves
     level: str = DEFAULT_LEVEL
     depth: int | None = None  # the search's depth, for a model that searches
@@ -214,53 +216,92 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
     chosen, seed = _level(level), _seed(seed)
     draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
     best_only = not draws and count in (None, 1)
-    answer, position = _position(loaded, board, to_move, moves, limits.depth, best_only,
-                                 limits=limits)
+    name = loaded.model.game.name
+    exact = registry.exact if chosen.name == DEFAULT_LEVEL else None
+    proving = exact is not None and exact.budget(name) > 0
+    hot = count is None and depth is None and nodes is None and time_ms is None
+    solution = None
+    if proving and hot:  # the proof first: where it settles the move, no search is needed
+        assert exact is not None
+        state, position = _state(loaded, board, to_move, moves)
+        solution = _proved(exact, state)
+        if solution is not None and len(solution.optimal_moves) == 1:
+            registry.metrics.count_level(name, chosen.name)
+            _mirror(registry, model, loaded, f"{state} {state.to_move}", limits.depth)
+            move = proved_move(solution, solution.optimal_moves[0])
+            return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
+                              limits.depth, exact=True)
+        answer = (loaded.position_of(state, limits.depth, best_only) if moves is not None
+                  else _position(loaded, board, to_move, None, limits.depth, best_only)[0])
+    else:
+        answer, position = _position(loaded, board, to_move, moves, limits.depth, best_only,
+                                     limits=limits)
     rng = None
     if draws:
         rng = seeded(seed, chosen, answer.text) if seed is not None else unseeded()
     e = answer.evaluation
     move = choose(chosen, e.moves, answer.wins, rng) if rng else _greedy(chosen, e, answer)
-    name = loaded.model.game.name
     registry.metrics.count_level(name, chosen.name)
-    exact = False
-    if chosen.name == DEFAULT_LEVEL and registry.exact is not None:
-        move, exact = _exact_move(registry.exact, loaded, answer, move,
-                                  reached_depth(answer, limits))
-    if registry.mirror is not None and model.strip() in ("", "production"):
-        # the production track's query: a shadow test sees the position, off this path
-        text, side = answer.text.rsplit(" ", 1)
-        # at the depth that answered: a budget's cap (GAMEAI_MAX_DEPTH) is no depth to
-        # mirror, and what a time budget bought here is what the shadow is compared on
-        registry.mirror(name, loaded, text, side, reached_depth(answer, limits))
-    if count is None and depth is None and nodes is None and time_ms is None:
+    proved = False
+    if proving:
+        assert exact is not None
+        if solution is None and not hot:
+            text, side = answer.text.rsplit(" ", 1)
+            solution = _proved(exact, loaded.model.game.parse(text, to_move=side))
+        if solution is not None:
+            move, proved = _exact_move(loaded, answer, move, solution,
+                                       reached_depth(answer, limits)), True
+    _mirror(registry, model, loaded, answer.text, reached_depth(answer, limits))
+    if hot:
         return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
-                          limits.depth, exact=exact)  # the hot path: nothing more asked
+                          limits.depth, exact=proved)  # the hot path: nothing more asked
     ranked, used = report_search(loaded, answer, limits, count, started, asked=True)
     return MoveAnswer(name, loaded.version, move, move.value, position, chosen.name,
-                      reached_depth(answer, limits), ranked, used, exact)
+                      reached_depth(answer, limits), ranked, used, proved)
 
 
-def _exact_move(exact: ExactPlay, loaded: ModelSession, answer: Position, move: MoveValue,
-                depth: int | None) -> tuple[MoveValue, bool]:
-    """The best level's move where the solver proves the position (held, in the shared
-    table, or within the game's budget): of the optimal moves, the one the network values
-    most; else the network's ``move``. With whether it is proved."""
-    game = loaded.model.game
-    budget = exact.budget(game.name)
-    if not budget:  # a game without a budget is not looked up either: no store round trip
-        return move, False
-    text, side = answer.text.rsplit(" ", 1)
-    solution = exact.prove(game.parse(text, to_move=side), budget)
-    exact.metrics.exact_moves.labels(game.name, "true" if solution else "false").inc()
-    if solution is None:
-        return move, False
+def _mirror(registry: Registry, model: str, loaded: ModelSession, text: str,
+            depth: int | None) -> None:
+    """The production track's query goes to the shadow test (off this path), at the depth
+    that answered: a budget's cap (GAMEAI_MAX_DEPTH) is no depth to mirror, and what a time
+    budget bought here is what the shadow is compared on."""
+    if registry.mirror is not None and model.strip() in ("", "production"):
+        board, side = text.rsplit(" ", 1)
+        registry.mirror(loaded.model.game.name, loaded, board, side, depth)
+
+
+def _proved(exact: ExactPlay, state: State) -> Solution | None:
+    """The solution of ``state`` for level best: held, in the shared table, or proved
+    within the game's budget (:meth:`ExactPlay.prove`), counted as an exact move or not."""
+    game = state.game.name
+    solution = exact.prove(state, exact.budget(game))
+    exact.metrics.exact_moves.labels(game, "true" if solution else "false").inc()
+    return solution
+
+
+def proved_move(solution: Solution, action: int) -> MoveValue:
+    """The move ``action`` of a proved position, valued by its proof: 1 a win for the
+    mover, 0 a draw, -1 a loss."""
+    outcome = next(m.outcome for m in solution.moves if m.move == action)
+    value = {"win": 1.0, "draw": 0.0, "loss": -1.0}[outcome]
+    m = solution.board.game.move(action)
+    if m.from_index is None:
+        return MoveValue(m.index, m.row, m.col, value)
+    return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
+                     action)
+
+
+def _exact_move(loaded: ModelSession, answer: Position, move: MoveValue, solution: Solution,
+                depth: int | None) -> MoveValue:
+    """The best level's move in a proved position: of the optimal moves, the one the
+    network values most (a search for the best move alone valued no other: every move's
+    value then), valued by its proof."""
     optimal = set(solution.optimal_moves)
-    if move.action_id in optimal:
-        return move, True
-    # a search for the best move alone valued no other: every move's value, then
-    valued = loaded.position(text, side, depth).evaluation.moves
-    return next(m for m in valued if m.action_id in optimal), True
+    if move.action_id not in optimal:
+        text, side = answer.text.rsplit(" ", 1)
+        valued = loaded.position(text, side, depth).evaluation.moves
+        move = next(m for m in valued if m.action_id in optimal)
+    return proved_move(solution, move.action_id)
 
 
 def _greedy(level: Level, evaluation: Evaluation, answer: Position) -> MoveValue:
@@ -357,24 +398,47 @@ def _position(loaded: ModelSession, board: object, to_move: object, moves: objec
     Raises:
         InvalidRequest: neither a board nor moves, or both.
     """
-    to_move = _text(to_move, "to_move")
-    board = _text(board, "board")
+    board, to_move, moves = _asked(board, to_move, moves)
     bounds: dict[str, Any] = {}
     if limits is not None and depth is not None and (limits.nodes or limits.time_ms):
         bounds = {"nodes": limits.nodes, "seconds": limits.seconds}  # a searching model's
+    if moves is not None:
+        answer, state = loaded.position_after(moves, depth, best_only, **bounds)
+        return answer, str(state)
+    if bounds:
+        return loaded.position(board, to_move, depth, best_only, **bounds), None
+    return loaded.position(board, to_move, depth, best_only), None
+
+
+def _state(loaded: ModelSession, board: object, to_move: object, moves: object
+           ) -> tuple[State, str | None]:
+    """The request's position as :func:`_position` reads it, parsed but not valued; with
+    the position's board when it came from moves."""
+    board, to_move, moves = _asked(board, to_move, moves)
+    if moves is not None:
+        state = loaded.state_after(moves)
+        return state, str(state)
+    return loaded.model.game.parse(board, to_move=to_move), None
+
+
+def _asked(board: object, to_move: object, moves: object) -> tuple[str, str, str | None]:
+    """The request's ``board``, ``to_move`` and ``moves`` as texts (moves None: not given).
+
+    Raises:
+        InvalidRequest: neither a board nor moves, or both.
+    """
+    to_move = _text(to_move, "to_move")
+    board = _text(board, "board")
     if moves is not None:
         moves = _text(moves, "moves")
         if board or to_move:
             raise InvalidRequest("give either moves or a board (with to_move), not both",
                                  field="moves")
-        answer, state = loaded.position_after(moves, depth, best_only, **bounds)
-        return answer, str(state)
+        return board, to_move, moves
     if not board:
         raise InvalidRequest("is required (or moves, for a game with a move notation)",
                              field="board")
-    if bounds:
-        return loaded.position(board, to_move, depth, best_only, **bounds), None
-    return loaded.position(board, to_move, depth, best_only), None
+    return board, to_move, None
 
 
 def _level(value: object) -> Level:

@@ -100,13 +100,25 @@ class ModelSession:
                        ) -> tuple[Position, State]:
         """:meth:`position` of the position the move list ``moves`` reaches, and that
         position. Raises the game core's errors."""
+        state = self.state_after(moves)
+        return self._answer(state, depth, best_only, nodes, seconds), state
+
+    def state_after(self, moves: str) -> State:
+        """The position the move list ``moves`` reaches, checked playable. Raises the game
+        core's errors."""
         state = self.model.game.parse_moves(moves)
         try:
             state.require_playable()
         except GameError as e:
             e.field = "moves"  # the game ended within the moves given
             raise
-        return self._answer(state, depth, best_only, nodes, seconds), state
+        return state
+
+    def position_of(self, state: State, depth: int | None = None, best_only: bool = False
+                    ) -> Position:
+        """:meth:`position` of a state already parsed and checked playable (not cached,
+        as :meth:`position_after`'s answers are not)."""
+        return self._answer(state, depth, best_only)
 
     def _answer(self, state: State, depth: int | None = None, best_only: bool = False,
                 nodes: int | None = None, seconds: float | None = None) -> Position:

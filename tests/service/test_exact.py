@@ -244,3 +244,21 @@ def test_a_miss_costs_no_round_trip_once_the_index_has_read_the_table(c4_store,
     assert best(server, LATE)["exact"] is True
     assert sample(server, "gameai_proved_hits_total") == 1
     assert sample(server, "gameai_proved_writes_total", result="written") == 0  # no solve
+
+
+def test_a_proved_move_is_valued_by_its_proof(c4_store, start_server):
+    """An exact answer's value is the proof's (1 a win for the mover, 0 a draw, -1 a loss),
+    whether the proof settles the move alone (no search then) or the network chooses among
+    several optimal moves."""
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
+    for moves in (DRAWN[:25], LATE, DRAWN[:37], DRAWN[:39], DRAWN[:26]):
+        solution = C4.solve(C4.parse_moves(moves))
+        body = best(server, moves)
+        assert body["exact"] is True and body["move"]["col"] in optimal_columns(moves)
+        assert body["value"] == solution.value, moves  # an optimal move keeps the value
+        with grpc.insecure_channel(server.grpc) as channel:
+            answer = move_pb2_grpc.MoveServiceStub(channel).BestMove(
+                move_pb2.BestMoveRequest(game=GAME, moves=moves))
+        assert answer.exact and answer.value == solution.value
+        assert answer.move.col == body["move"]["col"]
+    assert len(C4.solve(C4.parse_moves(DRAWN[:39])).optimal_moves) == 3  # chosen by the net
