@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from gameai.bench.server import percentile, review_model
+from gameai.bench.server import percentile, review_model, tree_cpu_seconds
 
 GAME = "connect-four"
 MAX_PLY = 40
@@ -69,14 +69,20 @@ def main(args: argparse.Namespace) -> int:
         ports = {b: servers.enter_context(_serving(redis.url, b, args.workers))
                  for b in budgets}
         for round_number in range(args.rounds if args.seconds > 0 else 0):
-            positions = draw_positions(random.Random(round_number), args.positions)
-            for budget in budgets:
-                runs[budget].append(clients.apply(
-                    _drive, (ports[budget], positions, args.clients, args.seconds)))
+            count = args.positions or max(6000, round(3000 * args.seconds))
+            positions = draw_positions(random.Random(round_number), count)
+            # every other round in the reverse order: a machine that slows down or speeds
+            # up during the run weighs on every budget alike
+            for budget in budgets if round_number % 2 == 0 else budgets[::-1]:
+                http_port, pid = ports[budget]
+                cpu = tree_cpu_seconds(pid)
+                run = clients.apply(_drive, (http_port, positions, args.clients, args.seconds))
+                run["cpu"] = tree_cpu_seconds(pid) - cpu
+                runs[budget].append(run)
         if getattr(args, "games", 0) and getattr(args, "book_games", 0):
             report["book"] = build_book(redis.url, model_bytes, args)
         book_size = store.proved().size(game=GAME)
-        games = {b: play_games(ports[b], args.games, args.time_limit, seed=args.seed)
+        games = {b: play_games(ports[b][0], args.games, args.time_limit, seed=args.seed)
                  for b in budgets} if getattr(args, "games", 0) else {}
         report["table_size"] = store.proved().size(game=GAME)
         report["table_size_before_games"] = book_size
@@ -234,14 +240,14 @@ def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def _serving(url: str, budget: int, workers: int) -> Iterator[int]:
+def _serving(url: str, budget: int, workers: int) -> Iterator[tuple[int, int]]:
     """A ``gameai serve`` of Connect Four with the solver budget ``budget`` ms: its HTTP
-    port."""
+    port and process id."""
     from gameai.bench.server import serving
 
     with serving(url, workers, games=(GAME,),
-                 env={"GAMEAI_EXACT_MS": f"{GAME}={budget}"}) as (http_port, _, _):
-        yield http_port
+                 env={"GAMEAI_EXACT_MS": f"{GAME}={budget}"}) as (http_port, _, pid):
+        yield http_port, pid
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -256,6 +262,9 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "rate": sum(r["count"] for r in runs) / sum(r["seconds"] for r in runs),
             "p50_ms": percentile(latencies, 50) * 1e3,
             "p99_ms": percentile(latencies, 99) * 1e3,
+            # the server's CPU time (its workers and their threads) per answered request:
+            # what the budget costs, steadier than latency on a shared machine
+            "server_cpu_ms": sum(r["cpu"] for r in runs) / max(1, len(latencies)) * 1e3,
             "exact_share": sum(e for _, e in answers) / max(1, len(answers)),
             "exact_share_by_ply": bands}
 
@@ -268,7 +277,8 @@ def print_report(report: dict[str, Any]) -> None:
         bands = ", ".join(f"{band} {share:.0%}" if share is not None else f"{band} -"
                           for band, share in s["exact_share_by_ply"].items())
         print(f"  budget {budget:>3} ms: p50 {s['p50_ms']:.2f} ms, p99 {s['p99_ms']:.2f} ms, "
-              f"{s['rate']:,.0f}/s, {s['errors']} errors; exact {s['exact_share']:.0%} "
+              f"{s['rate']:,.0f}/s, server CPU {s['server_cpu_ms']:.2f} ms a request, "
+              f"{s['errors']} errors; exact {s['exact_share']:.0%} "
               f"(by ply: {bands})")
     for budget, g in report.get("games", {}).items():
         print(f"  budget {budget:>3} ms, {g['games']} games as X vs perfect play: "

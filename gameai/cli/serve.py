@@ -90,8 +90,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "(2)")
     p.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
     p.add_argument("--workers", type=int, default=1, help="server processes each (1)")
-    p.add_argument("--positions", type=int, default=6000, help="positions drawn per round "
-                   "(6000; each is asked once per server)")
+    p.add_argument("--positions", type=int, default=None, help="positions drawn per round "
+                   "(each is asked once per server; default 3,000 a second of --seconds, "
+                   "at least 6,000: more than a server answers, so none runs dry)")
     p.add_argument("--train-games", type=int, default=500, help="self-play games that "
                    "train the network (500)")
     p.add_argument("--model", metavar="FILE", help="serve this Connect Four model instead "
@@ -134,7 +135,8 @@ def run_bench_exact(args: argparse.Namespace) -> int:
         raise CommandError(str(e), USAGE) from None
     if args.book_games < 0:
         raise CommandError("--book-games must be 0 or more", USAGE)
-
+    if args.positions is not None and args.positions < 1:
+        raise CommandError(f"--positions must be 1 or more, got {args.positions}", USAGE)
     return main(args)
 
 

@@ -21,6 +21,7 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
     latency = report["budgets"]
     assert latency["0"]["exact_share"] == 0 and latency["0"]["requests"] > 0
     assert latency["5"]["exact_share"] > 0  # late positions are proved in 5 ms
+    assert all(latency[b]["server_cpu_ms"] > 0 for b in ("0", "5"))  # the servers' own
     book = report["book"]  # proved before the games, so in the table then
     # the perfect player's moves past its 0.05 s are guesses, so the games end by ply 12
     assert book["games"] == 2 and book["plies"] == [8, 11] and book["proved"] > 0
@@ -43,6 +44,7 @@ def test_a_bad_book_is_refused_before_anything_starts(capsys) -> None:
 
     for argv, says in ((["--book-plies", "9-3"], "--book-plies"),
                        (["--book-plies", "ten"], "--book-plies"),
-                       (["--book-games", "-1"], "--book-games")):
+                       (["--book-games", "-1"], "--book-games"),
+                       (["--positions", "0"], "--positions")):
         assert main(["bench", "exact", *argv]) == 2
         assert says in capsys.readouterr().err
