@@ -122,3 +122,37 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
     finally:
         context.close()
     assert errors == []
+
+
+@pytest.fixture(scope="module")
+def c4_exact_web(redis_server: RedisServer) -> Iterator[RunningServer]:
+    """Connect Four served by a model that knows no position, with a solver budget that
+    proves the end of a game."""
+    game = get_game(GAME)
+    store = new_store(redis_server.url)
+    empty = TableModel(game, ModelInfo(game=GAME, algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, game.cells), np.float32))
+    record = store.publish(empty.to_bytes(), by="tests")
+    store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
+    running = RunningServer(settings(store, games=(GAME,), exact_ms=((GAME, 200),)), store)
+    yield running
+    running.stop()
+    store.close()
+
+
+def test_a_proved_move_says_so_instead_of_a_value(browser, c4_exact_web) -> None:  # noqa: F811
+    """Where the server's move is exact, the board says what the proof found ("proved win
+    for X"), not the network's value."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{c4_exact_web.http}/")
+        choose_game(page, GAME)
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+        page.click("#autoplay")
+        expect(page.locator("#answered-by")).to_contain_text(
+            re.compile(r"at level best \(proved (win|draw|loss) for [XO]\)"), timeout=60_000)
+    finally:
+        context.close()

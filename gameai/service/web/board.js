@@ -380,8 +380,11 @@ async function aiMove(token, values) {
     const mover = toMove(), from = a.move.from ? a.move.from.index : null;
     state.selected = null;
     applyMove(from, a.move.index, mover);
-    const worth = unknownMove(values, from, a.move.index)
-      ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
+    // an exact move's value is its proof's: 1 a win for the mover, 0 a draw, -1 a loss
+    const proved = a.value > 0 ? "win" : a.value < 0 ? "loss" : "draw";
+    const worth = a.exact ? `proved ${proved} for ${mover}`
+      : unknownMove(values, from, a.move.index)
+        ? "value unknown: the model never learned this position" : `value ${a.value.toFixed(2)}`;
     state.played =
       `model version ${a.model_version} played ${mover} ${moveText(a.move)} at level ` +
       `${a.level} (${worth})`;
