@@ -53,6 +53,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--exact-ms", metavar="GAME=MS,...", help="the solver's budget per "
                    "best-move query at level best, by game: a proved move is played and "
                    "answered exact (connect-four=1; a game left out: the network's move)")
+    p.add_argument("--exact-background-ms", metavar="GAME=MS,...", help="what a background "
+                   "prover spends, at the lowest priority, on a position the request's budget "
+                   "did not prove, writing the proof to the shared table (connect-four=2000; "
+                   "a game left out: none)")
     p.add_argument("--proved-max", metavar="N", help="positions the shared table of proved "
                    "positions keeps per game; later proofs are not written (1000000)")
     p.add_argument("--log-level", metavar="LEVEL", help="debug, info, warning, error")

@@ -39,7 +39,7 @@ carries no history: every answer about a state is about the game that starts fro
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -328,6 +328,13 @@ class Game(abc.ABC):
         empty when every action loses). Raises as :meth:`solve`."""
         solution = self.solve(state, time_limit=time_limit)
         return tuple(sorted(m.move for m in solution.moves if m.outcome != "loss"))
+
+    def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
+        """A solver of this game's positions with a table of its own (``2**table_bits``
+        entries), for a thread that must not wait on :meth:`solve`'s shared one: called
+        with a state and a time limit in seconds, raising as :meth:`solve`. ``None`` for a
+        game whose :meth:`solve` is quick anyway (an enumerated table, not a search)."""
+        return None
 
     @abc.abstractmethod
     def move_scores(self) -> tuple[U64, npt.NDArray[np.int16], npt.NDArray[np.bool_]]:

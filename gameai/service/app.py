@@ -181,11 +181,15 @@ def exact_play(settings: Settings, store: ModelStore, registry: Registry, metric
     """Exact play over the store's shared table of proved positions, with every served
     game's counters from 0 (a first hit is an increase)."""
     exact = ExactPlay(store.proved(max_entries=settings.proved_max), metrics,
-                      dict(settings.exact_ms), store_up=lambda: registry.store_up)
+                      dict(settings.exact_ms), store_up=lambda: registry.store_up,
+                      background=dict(settings.exact_background_ms))
     for game in registry.games:
         metrics.proved_hits.labels(game)
         metrics.proved_misses.labels(game)
         metrics.proved_unasked.labels(game)
+        if dict(settings.exact_background_ms).get(game):
+            for result in ("proved", "failed", "dropped"):
+                metrics.proved_background.labels(game, result)
         for proved in ("true", "false"):
             metrics.exact_moves.labels(game, proved)
     return exact

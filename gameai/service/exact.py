@@ -19,7 +19,9 @@ does not answer, the server goes on with its own proofs and the solver.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -41,6 +43,8 @@ PROBE_EVERY = 10  # ... one time in this many (the rate is measured again), at f
 MAX_PROBE_EVERY = 1000  # ... then twice as seldom after each probe that fails, up to this
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
 INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
+BACKGROUND_QUEUED = 1_000  # positions waiting for the background prover; more are dropped
+BACKGROUND_TABLE_BITS = 20  # the background solver's own table: 2**20 slots (16 MiB)
 
 
 class ExactPlay:
@@ -54,14 +58,18 @@ class ExactPlay:
             game not named: none).
         store_up: whether the store answers now (the table is skipped while it does not:
             a dead store must not hold a request for its timeouts).
+        background: the background prover's budget a position, in milliseconds, by game
+            name (:class:`Prover`; a game not named: none).
     """
 
     def __init__(self, table: ProvedTable | None, metrics: Metrics,
                  budgets: Mapping[str, int], *,
-                 store_up: Callable[[], bool] = lambda: True) -> None:
+                 store_up: Callable[[], bool] = lambda: True,
+                 background: Mapping[str, int] | None = None) -> None:
         self.table = table
         self.metrics = metrics
         self.budgets = dict(budgets)
+        self.prover = Prover(self, background or {})
         self._store_up = store_up
         self._solving = threading.Lock()  # one best-move solve at a time per process
         self.stages = Stages()
@@ -90,6 +98,8 @@ class ExactPlay:
         self.stages.count(stage, proved=solution is not None)
         if solution is not None:
             self.record(state, solution)
+        else:
+            self.prover.offer(state)  # proved later, for the next request that meets it
         return solution
 
     def _solve(self, state: State, seconds: float) -> Solution | None:
@@ -211,6 +221,7 @@ class ExactPlay:
         """Write what is queued (for at most ``timeout`` seconds), then stop the writer and
         the indexes' reader."""
         self._closing.set()
+        self.prover.close(timeout)
         if self._indexer is not None:
             self._indexer.join(timeout)
         if self._writer is not None:
@@ -243,6 +254,118 @@ class ExactPlay:
         self.metrics.proved_size.labels(name).set(size)
         if written != "full":  # held now: this process's index need not wait to read it
             self._index(name).add([state.canonical()[0]])
+
+
+class Prover:
+    """Proves, off the request path, the positions a request's budget did not prove, so
+    that the next request that meets one (on any server: the proof goes to the shared
+    table) is answered exact: the book grows from live traffic in the middle game too.
+
+    One thread, at the lowest scheduling priority (it takes the CPU the requests leave),
+    with a solver and table of its own (:meth:`Game.own_solver`; its search releases the
+    interpreter's lock, so the requests go on beside it), spends at most the game's
+    background budget on each position, in the order they came; at most
+    :data:`BACKGROUND_QUEUED` wait (more are dropped), each once.
+    """
+
+    def __init__(self, exact: ExactPlay, budgets: Mapping[str, int]) -> None:
+        self._exact = exact
+        self._seconds = {game: ms / 1000 for game, ms in budgets.items() if ms > 0}
+        self._queue: queue.Queue[State | None] = queue.Queue(BACKGROUND_QUEUED)
+        self._queued: set[tuple[str, int]] = set()
+        self._solvers: dict[str, Callable[[State, float], Solution] | None] = {}
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def offer(self, state: State) -> None:
+        """Queue ``state`` to be proved, unless its game has no background budget or it
+        is queued already."""
+        game = state.game.name
+        if game not in self._seconds:
+            return
+        key = (game, state.canonical()[0])
+        with self._lock:
+            if key in self._queued:
+                return
+            try:
+                self._queue.put_nowait(state)
+            except queue.Full:
+                self._exact.metrics.proved_background.labels(game, "dropped").inc()
+                return
+            self._queued.add(key)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="proved-table-prover")
+                self._thread.start()
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        """Wait until every position queued so far was tried; whether it was within
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Stop after the position being proved (waiting ``timeout`` seconds at most)."""
+        with self._lock:
+            thread = self._thread
+        if thread is None:
+            return
+        while True:  # what waits is dropped: it can be queued again by a later request
+            try:
+                self._queue.get_nowait()
+                self._queue.task_done()
+            except queue.Empty:
+                break
+        self._queue.put(None)
+        thread.join(timeout)
+
+    def _run(self) -> None:
+        _lowest_priority()
+        while True:
+            state = self._queue.get()
+            try:
+                if state is None:
+                    return
+                self._prove(state)
+            except Exception:  # a bug here must not end the prover, nor the server
+                log.exception("the background prover failed on a position")
+            finally:
+                if state is not None:
+                    with self._lock:
+                        self._queued.discard((state.game.name, state.canonical()[0]))
+                self._queue.task_done()
+
+    def _prove(self, state: State) -> None:
+        game = state.game
+        if SOLUTIONS.kept(game, state) is not None:
+            return
+        if game.name not in self._solvers:
+            try:
+                self._solvers[game.name] = game.own_solver(table_bits=BACKGROUND_TABLE_BITS)
+            except (TooLarge, GameError) as e:  # no memory for its table, say
+                log.warning("no background prover for %s: %s", game.name, e)
+                self._solvers[game.name] = None
+        solver = self._solvers[game.name]
+        if solver is None:
+            return
+        try:
+            solution = solver(state, self._seconds[game.name])
+        except (TooLarge, GameError):
+            self._exact.metrics.proved_background.labels(game.name, "failed").inc()
+            return
+        self._exact.metrics.proved_background.labels(game.name, "proved").inc()
+        self._exact.record(state, solution)
+
+
+def _lowest_priority() -> None:
+    """This thread at the lowest scheduling priority (Linux: a thread's nice value is its
+    own), where the system allows it."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 class Stages:

@@ -121,6 +121,10 @@ class Metrics:
         self.proved_indexed = Gauge("gameai_proved_indexed", "Positions of the shared table "
                                     "the server's index has read.", ["game"], registry=r,
                                     multiprocess_mode="livemin")
+        self.proved_background = Counter(
+            "gameai_proved_background", "Positions the background prover tried, by result "
+            "(proved, failed: not within its budget, dropped: its queue was full).",
+            ["game", "result"], registry=r)
         self.proved_writes = Counter(
             "gameai_proved_writes", "Proofs offered to the shared table, by result (written, "
             "held: another server wrote it first, full: refused at the bound, error: the "

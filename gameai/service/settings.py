@@ -24,6 +24,9 @@ MIN_TOKEN_LENGTH = 16
 # Connect Four's budget, from ``gameai bench server --exact`` (docs/levels.md, "Exact play")
 EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 1),)
 MAX_EXACT_MS = 1000
+# what the background prover spends on a position the request's budget did not prove
+EXACT_BACKGROUND_MS: tuple[tuple[str, int], ...] = (("connect-four", 2000),)
+MAX_EXACT_BACKGROUND_MS = 600_000
 
 __all__ = ["SERVER", "Settings", "SettingsError", "default_workers", "load_settings"]
 
@@ -54,6 +57,8 @@ class Settings:
     ready_when: str = "all"  # ready once every served game has production, or "any" one
     # the solver's budget per best-move query at level best, by game (docs/levels.md)
     exact_ms: tuple[tuple[str, int], ...] = EXACT_MS
+    # the background prover's budget a position, by game (docs/levels.md)
+    exact_background_ms: tuple[tuple[str, int], ...] = EXACT_BACKGROUND_MS
     proved_max: int = DEFAULT_MAX_ENTRIES  # positions the shared proved table keeps per game
 
 
@@ -88,6 +93,16 @@ def _ready_when(text: str) -> str:
 def _exact_ms(text: str) -> tuple[tuple[str, int], ...]:
     """``game=ms`` pairs, comma-separated (``connect-four=3,tictactoe=1``); a game left
     out, or given 0, plays the network's move without asking the solver."""
+    return _game_ms(text, MAX_EXACT_MS)
+
+
+def _exact_background_ms(text: str) -> tuple[tuple[str, int], ...]:
+    """``game=ms`` pairs, as :func:`_exact_ms`; a game left out, or given 0, has no
+    background prover."""
+    return _game_ms(text, MAX_EXACT_BACKGROUND_MS)
+
+
+def _game_ms(text: str, most: int) -> tuple[tuple[str, int], ...]:
     budgets: dict[str, int] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
@@ -102,8 +117,8 @@ def _exact_ms(text: str) -> tuple[tuple[str, int], ...]:
         except ValueError:
             raise ValueError(f"{game}: must be a whole number of milliseconds, got "
                              f"{value.strip()!r}") from None
-        if not 0 <= ms <= MAX_EXACT_MS:
-            raise ValueError(f"{game}: must be between 0 and {MAX_EXACT_MS} ms, got {ms}")
+        if not 0 <= ms <= most:
+            raise ValueError(f"{game}: must be between 0 and {most} ms, got {ms}")
         budgets[game] = ms
     return tuple(budgets.items())
 
@@ -146,6 +161,8 @@ SERVER: tuple[Setting, ...] = (
             whole_number(0, 10_000), 20),
     Setting("ready_when", "GAMEAI_READY_WHEN", "--ready-when", _ready_when, "all"),
     Setting("exact_ms", "GAMEAI_EXACT_MS", "--exact-ms", _exact_ms, EXACT_MS),
+    Setting("exact_background_ms", "GAMEAI_EXACT_BACKGROUND_MS", "--exact-background-ms",
+            _exact_background_ms, EXACT_BACKGROUND_MS),
     Setting("proved_max", "GAMEAI_PROVED_MAX", "--proved-max", whole_number(0, 1 << 32),
             DEFAULT_MAX_ENTRIES),
 )

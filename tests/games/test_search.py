@@ -484,3 +484,43 @@ def test_proving_by_columns_out_of_time_says_so_and_names_the_position():
         searcher.prove_columns([3, 3, 4, 2], time_limit=0.02)
     assert "not solved within 0.02 s" in str(caught.value)
     assert caught.value.partial.board == game.parse_moves("4453")
+
+
+def test_a_search_in_one_thread_lets_the_others_run():
+    """The kernels release the interpreter's lock: while a thread searches (with a solver
+    and table of its own, as the server's background prover does), another thread's
+    Python runs at once rather than once per 50 ms slice of the search."""
+    import threading
+    import time
+
+    for entry in (kern.solve_bounds, kern.board_bounds, kern.columns_best,
+                  kern.columns_bounds, kern.columns_position, kern.child_outcomes,
+                  kern.solve_many):  # what Python calls
+        assert entry.targetoptions.get("nogil") is True, entry
+    c4 = get_game("connect-four")
+    own = c4.own_solver(table_bits=16)
+    assert own is not None and get_game("tictactoe").own_solver(table_bits=16) is None
+    late = c4.parse_moves("111561466663112343747547223422774655235375"[:30])
+    assert own(late, 10.0).optimal_moves == c4.solve(late).optimal_moves  # kernels loaded
+    opening = c4.parse_moves("4")
+    failed: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            own(opening, 3.0)  # the opening is not proved in 3 s: it searches throughout
+        except Exception as e:
+            failed.append(e)
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    time.sleep(0.2)  # the search under way
+    started = time.perf_counter()
+    for _ in range(40):  # each wake-up needs the lock back
+        time.sleep(0.005)
+    spent = time.perf_counter() - started
+    assert worker.is_alive()  # the loop ran beside the search, not after it
+    worker.join()
+    # 0.2 s alone; about twice that on this machine when the search kept the lock; a
+    # whole search under the lock would hold every wake-up for its 3 s
+    assert spent < 2.0, f"40 wake-ups of 5 ms took {spent:.2f} s beside a search"
+    assert len(failed) == 1 and "not solved within" in str(failed[0])

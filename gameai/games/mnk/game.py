@@ -19,7 +19,7 @@ Any ``mnk-RxC-K`` and ``connect-RxC-K`` (gravity) parses too (:func:`find`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -110,6 +110,15 @@ class MnkGame(Geometry, Game):
         from gameai.games.mnk.solver import solve
 
         return solve(self._board(state), time_limit=time_limit)
+
+    def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
+
+        if not searches(self):
+            return None
+        searcher = search.Searcher(self, tt_bits=table_bits)
+        return lambda state, seconds: searcher.solve(self._board(state), time_limit=seconds)
 
     def optimal_actions(self, state: State, *, time_limit: float | None = None
                         ) -> tuple[int, ...]:

@@ -34,6 +34,10 @@ canonical under the left-right mirror. Search is always to the end, so a bound n
 stale. A search stops when ``stats[NODES]`` passes ``stats[BUDGET]``: it sets
 ``stats[ABORTED]`` and unwinds without storing anything, so the caller can resume with
 the table it filled (pause and resume by time budget).
+
+The entry points called from Python release the GIL (``nogil``): a search in one thread
+(the server's background prover, with a searcher and table of its own) does not stop the
+others; each :class:`~gameai.games.mnk.search.Searcher` runs one search at a time (its lock).
 """
 
 from __future__ import annotations
@@ -460,7 +464,7 @@ def frames(geo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.empty((rows, F_SCORES + width), dtype=np.int64))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def solve_bounds(cur: np.uint64, mask: np.uint64, ply: np.int64, lo: Score, hi: Score,
                  geo: np.ndarray, tt: np.ndarray, stats: np.ndarray
                  ) -> tuple[Score, Score]:
@@ -525,7 +529,7 @@ def encode(x: np.uint64, o: np.uint64, geo: np.ndarray
     return np.int64(LIVE), cur, mask, ply
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def board_bounds(x: np.uint64, o: np.uint64, lo: Score, hi: Score, geo: np.ndarray,
                  tt: np.ndarray, stats: np.ndarray
                  ) -> tuple[np.int64, np.int64, Score, Score]:
@@ -542,7 +546,7 @@ def board_bounds(x: np.uint64, o: np.uint64, lo: Score, hi: Score, geo: np.ndarr
     return status, ply, lo, hi
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def columns_position(columns: np.ndarray | bytes, geo: np.ndarray
                      ) -> tuple[np.int64, np.int64, np.uint64, np.uint64]:
     """``(status, move, cur, mask)`` after playing ``columns`` (from 0) from the empty
@@ -576,7 +580,7 @@ def columns_position(columns: np.ndarray | bytes, geo: np.ndarray
     return over, np.int64(len(columns) + 1), cur, mask
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def columns_bounds(columns: np.ndarray | bytes, lo: Score, hi: Score, geo: np.ndarray,
                    tt: np.ndarray, stats: np.ndarray
                    ) -> tuple[np.int64, np.int64, np.uint64, np.uint64, Score, Score]:
@@ -593,7 +597,7 @@ def columns_bounds(columns: np.ndarray | bytes, lo: Score, hi: Score, geo: np.nd
     return status, move, cur, mask, lo, hi
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def columns_best(columns: np.ndarray | bytes, geo: np.ndarray, tt: np.ndarray,
                  stats: np.ndarray) -> tuple[np.int64, np.int64, np.uint64, np.uint64, Score,
                                              np.int64]:
@@ -632,7 +636,7 @@ def columns_best(columns: np.ndarray | bytes, geo: np.ndarray, tt: np.ndarray,
     return status, move, cur, mask, score, best
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def child_outcomes(cur: np.uint64, mask: np.uint64, ply: np.int64, geo: np.ndarray,
                    out: np.ndarray) -> None:
     """Each column's move in a live gravity position (``out[c]``): -2 the column is full, 1
@@ -653,7 +657,7 @@ def child_outcomes(cur: np.uint64, mask: np.uint64, ply: np.int64, geo: np.ndarr
             out[c] = -1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def solve_many(curs: np.ndarray, masks: np.ndarray, plies: np.ndarray, geo: np.ndarray,
                tt: np.ndarray, stats: np.ndarray, out: np.ndarray) -> None:
     """The exact absolute score of many live positions (``out[i]``), one after another,
