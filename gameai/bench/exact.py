@@ -66,7 +66,8 @@ def main(args: argparse.Namespace) -> int:
         model_bytes = _model_bytes(args)
         version = store.publish(model_bytes, by="bench").version
         store.set_alias(game=GAME, alias="production", version=version, by="bench")
-        ports = {b: servers.enter_context(_serving(redis.url, b, args.workers))
+        background = getattr(args, "background_ms", 0) or 0
+        ports = {b: servers.enter_context(_serving(redis.url, b, args.workers, background))
                  for b in budgets}
         for round_number in range(args.rounds if args.seconds > 0 else 0):
             count = args.positions or max(6000, round(3000 * args.seconds))
@@ -240,13 +241,16 @@ def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def _serving(url: str, budget: int, workers: int) -> Iterator[tuple[int, int]]:
-    """A ``gameai serve`` of Connect Four with the solver budget ``budget`` ms: its HTTP
-    port and process id."""
+def _serving(url: str, budget: int, workers: int, background: int = 0
+             ) -> Iterator[tuple[int, int]]:
+    """A ``gameai serve`` of Connect Four with the solver budget ``budget`` ms and the
+    background prover's ``background`` ms a position (0: none): its HTTP port and process
+    id."""
     from gameai.bench.server import serving
 
-    with serving(url, workers, games=(GAME,),
-                 env={"GAMEAI_EXACT_MS": f"{GAME}={budget}"}) as (http_port, _, pid):
+    env = {"GAMEAI_EXACT_MS": f"{GAME}={budget}",
+           "GAMEAI_EXACT_BACKGROUND_MS": f"{GAME}={background}"}
+    with serving(url, workers, games=(GAME,), env=env) as (http_port, _, pid):
         yield http_port, pid
 
 

@@ -112,6 +112,12 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "first build a book (gameai book build) from N games of the model as X "
                    "against the perfect player, its tie-breaks seeded apart from the "
                    "measured games' (default 0: no book)")
+    p.add_argument("--background-ms", type=int, default=0, metavar="MS",
+                   help="the servers' background prover, ms a position "
+                   "(GAMEAI_EXACT_BACKGROUND_MS; default 0: none, since the latency rounds' "
+                   "positions never come again and an idle server's proofs would load the "
+                   "machine the next server is measured on; give it to see the games' book "
+                   "grow from their own traffic)")
     p.add_argument("--book-plies", default="16-26", metavar="FROM-TO", help="the plies the "
                    "book proves (16-26)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -139,6 +145,8 @@ def run_bench_exact(args: argparse.Namespace) -> int:
         raise CommandError(str(e), USAGE) from None
     if args.book_games < 0:
         raise CommandError("--book-games must be 0 or more", USAGE)
+    if args.background_ms < 0:
+        raise CommandError("--background-ms must be 0 or more", USAGE)
     if args.positions is not None and args.positions < 1:
         raise CommandError(f"--positions must be 1 or more, got {args.positions}", USAGE)
     return main(args)

@@ -45,6 +45,8 @@ TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent one
 INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
 BACKGROUND_QUEUED = 1_000  # positions waiting for the background prover; more are dropped
 BACKGROUND_TABLE_BITS = 20  # the background solver's own table: 2**20 slots (16 MiB)
+BACKGROUND_IDLE_SECONDS = 0.05  # the prover searches only after this long without a request
+BACKGROUND_SLICE_SECONDS = 0.02  # ... in slices this long, then looks again
 
 
 class ExactPlay:
@@ -88,6 +90,7 @@ class ExactPlay:
         """The solution of ``state``: held, read from the table, or proved within
         ``seconds`` (0: never solve); ``None`` when none of them has it. The solver is not
         asked where it has kept failing (:class:`Stages`)."""
+        self.prover.busy()
         found = self.lookup(state)
         if found is not None or seconds <= 0:
             return found
@@ -261,11 +264,14 @@ class Prover:
     that the next request that meets one (on any server: the proof goes to the shared
     table) is answered exact: the book grows from live traffic in the middle game too.
 
-    One thread, at the lowest scheduling priority (it takes the CPU the requests leave),
-    with a solver and table of its own (:meth:`Game.own_solver`; its search releases the
-    interpreter's lock, so the requests go on beside it), spends at most the game's
-    background budget on each position, in the order they came; at most
-    :data:`BACKGROUND_QUEUED` wait (more are dropped), each once.
+    One thread, at the lowest scheduling priority, with a solver and table of its own
+    (:meth:`Game.own_solver`; its search releases the interpreter's lock, so the requests
+    go on beside it), spends at most the game's background budget on each position, in
+    the order they came; at most :data:`BACKGROUND_QUEUED` wait (more are dropped), each
+    once. It searches only while the server is idle: after
+    :data:`BACKGROUND_IDLE_SECONDS` without a best-move request, in slices of
+    :data:`BACKGROUND_SLICE_SECONDS` (its table keeps what a slice proved), so a busy
+    server's requests never share their CPU with it.
     """
 
     def __init__(self, exact: ExactPlay, budgets: Mapping[str, int]) -> None:
@@ -276,6 +282,12 @@ class Prover:
         self._solvers: dict[str, Callable[[State, float], Solution] | None] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._last_request = 0.0
+        self._stop = threading.Event()
+
+    def busy(self) -> None:
+        """A request came: the prover waits until the server is idle again."""
+        self._last_request = time.monotonic()
 
     def offer(self, state: State) -> None:
         """Queue ``state`` to be proved, unless its game has no background budget or it
@@ -310,6 +322,7 @@ class Prover:
 
     def close(self, timeout: float = 1.0) -> None:
         """Stop after the position being proved (waiting ``timeout`` seconds at most)."""
+        self._stop.set()
         with self._lock:
             thread = self._thread
         if thread is None:
@@ -352,13 +365,25 @@ class Prover:
         solver = self._solvers[game.name]
         if solver is None:
             return
-        try:
-            solution = solver(state, self._seconds[game.name])
-        except (TooLarge, GameError):
-            self._exact.metrics.proved_background.labels(game.name, "failed").inc()
+        left = self._seconds[game.name]
+        while left > 0 and not self._stop.is_set():
+            idle = time.monotonic() - self._last_request
+            if idle < BACKGROUND_IDLE_SECONDS:
+                self._stop.wait(BACKGROUND_IDLE_SECONDS - idle)
+                continue
+            started = time.perf_counter()
+            try:
+                solution = solver(state, min(BACKGROUND_SLICE_SECONDS, left))
+            except TooLarge:  # not within the slice (a search's timeout is one)
+                left -= time.perf_counter() - started
+                continue
+            except GameError:  # not a position it proves
+                return
+            self._exact.metrics.proved_background.labels(game.name, "proved").inc()
+            self._exact.record(state, solution)
             return
-        self._exact.metrics.proved_background.labels(game.name, "proved").inc()
-        self._exact.record(state, solution)
+        if left <= 0:
+            self._exact.metrics.proved_background.labels(game.name, "failed").inc()
 
 
 def _lowest_priority() -> None:

@@ -313,3 +313,35 @@ def test_the_background_queue_is_bounded_and_holds_a_position_once(monkeypatch):
         assert play.prover._queue.qsize() == 1
     finally:
         play.close(0.1)
+
+
+def test_the_background_prover_waits_while_the_server_is_busy():
+    """The prover searches only after BACKGROUND_IDLE_SECONDS without a request: a busy
+    server's requests never share their CPU with it."""
+    import time
+
+    from prometheus_client import CollectorRegistry
+
+    from gameai.service.exact import BACKGROUND_IDLE_SECONDS, ExactPlay
+    from gameai.service.metrics import Metrics
+
+    metrics = Metrics(CollectorRegistry())
+    play = ExactPlay(None, metrics, {GAME: 1}, background={GAME: 2000})
+
+    def proved() -> float:
+        return metrics.registry.get_sample_value(
+            "gameai_proved_background_total", {"game": GAME, "result": "proved"}) or 0.0
+
+    SOLUTIONS.forget()  # a proof this process holds is not proved again
+    try:
+        play.prover.busy()
+        play.prover.offer(C4.parse_moves(DRAWN[:30]))  # proved in microseconds, once idle
+        until = time.monotonic() + 0.5
+        while time.monotonic() < until:  # requests every 10 ms
+            play.prover.busy()
+            time.sleep(BACKGROUND_IDLE_SECONDS / 5)
+        assert proved() == 0
+        assert play.prover.wait(10)
+        assert proved() == 1
+    finally:
+        play.close(0.1)
