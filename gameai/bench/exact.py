@@ -80,6 +80,10 @@ def main(args: argparse.Namespace) -> int:
                 run = clients.apply(_drive, (http_port, positions, args.clients, args.seconds))
                 run["cpu"] = tree_cpu_seconds(pid) - cpu
                 runs[budget].append(run)
+        if getattr(args, "revisit", 0):
+            report["revisit"] = {str(b): revisit(ports[b][0], args.revisit, args.revisit_wait,
+                                                 seed=1000 + i)
+                                 for i, b in enumerate(budgets)}
         if getattr(args, "games", 0) and getattr(args, "book_games", 0):
             report["book"] = build_book(redis.url, model_bytes, args)
         book_size = store.proved().size(game=GAME)
@@ -218,6 +222,33 @@ def play_games(port: int, games: int, time_limit: float, *, seed: int = 0
             "opponent_unproved_moves": perfect.guessed_moves}
 
 
+def revisit(port: int, count: int, wait: float, *, seed: int) -> dict[str, Any]:
+    """The middle game met twice: ``count`` positions of plies 10-19 (random games, drawn
+    by ``seed``) asked one at a time, then again after ``wait`` seconds of an idle server,
+    in which its background prover (``--background-ms``) proves what the budget did not:
+    how many answers were exact each time."""
+    from gameai.bench.server import http
+
+    rng = random.Random(seed)
+    positions: list[str] = []
+    while len(positions) < count:
+        positions += [m for m, ply in draw_positions(rng, count) if 10 <= ply <= 19]
+    positions = positions[:count]
+
+    def exact_answers() -> int:
+        exact = 0
+        for moves in positions:
+            status, body = http("POST", f"http://127.0.0.1:{port}/v1/games/{GAME}/best-move",
+                                {"moves": moves})
+            exact += status == 200 and bool(json.loads(body).get("exact"))
+        return exact
+
+    first = exact_answers()
+    time.sleep(wait)
+    return {"positions": count, "wait_seconds": wait, "exact_first": first,
+            "exact_again": exact_answers()}
+
+
 def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
     """``count`` live Connect Four positions as ``(moves, ply)``: seeded random games cut
     at a ply drawn uniformly from 0 to :data:`MAX_PLY` (a game that ends first is drawn
@@ -290,6 +321,10 @@ def print_report(report: dict[str, Any]) -> None:
               f"from ply 16 {g['exact_share_from_ply_16']:.0%}; every move exact from ply "
               f"{g['all_exact_from_ply']['median']} (median), {g['all_exact_from_ply']['max']}"
               f" (worst)")
+    for budget, v in report.get("revisit", {}).items():
+        print(f"  budget {budget:>3} ms, {v['positions']} middle-game positions (plies 10-19) "
+              f"asked twice, {v['wait_seconds']:g} s idle between: exact {v['exact_first']} "
+              f"the first time, {v['exact_again']} the second")
     if "book" in report:
         b = report["book"]
         print(f"  book before the games: {b['games']} games as X vs perfect play, plies "

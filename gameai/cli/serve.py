@@ -118,6 +118,12 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "positions never come again and an idle server's proofs would load the "
                    "machine the next server is measured on; give it to see the games' book "
                    "grow from their own traffic)")
+    p.add_argument("--revisit", type=int, default=0, metavar="N",
+                   help="also ask N middle-game positions (plies 10-19) of each server one at "
+                   "a time, then again after --revisit-wait seconds idle: how many were "
+                   "exact each time (with --background-ms, the prover's work between)")
+    p.add_argument("--revisit-wait", type=float, default=30.0, metavar="S",
+                   help="with --revisit: the idle seconds between the two passes (30)")
     p.add_argument("--book-plies", default="16-26", metavar="FROM-TO", help="the plies the "
                    "book proves (16-26)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -145,6 +151,8 @@ def run_bench_exact(args: argparse.Namespace) -> int:
         raise CommandError(str(e), USAGE) from None
     if args.book_games < 0:
         raise CommandError("--book-games must be 0 or more", USAGE)
+    if args.revisit < 0 or args.revisit_wait < 0:
+        raise CommandError("--revisit and --revisit-wait must be 0 or more", USAGE)
     if args.background_ms < 0:
         raise CommandError("--background-ms must be 0 or more", USAGE)
     if args.positions is not None and args.positions < 1:

@@ -25,6 +25,7 @@ import os
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 
 from gameai.games import GameError, State, TooLarge
@@ -43,7 +44,7 @@ PROBE_EVERY = 10  # ... one time in this many (the rate is measured again), at f
 MAX_PROBE_EVERY = 1000  # ... then twice as seldom after each probe that fails, up to this
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
 INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
-BACKGROUND_QUEUED = 1_000  # positions waiting for the background prover; more are dropped
+BACKGROUND_QUEUED = 1_000  # positions waiting for the background prover; past it the oldest goes
 BACKGROUND_TABLE_BITS = 20  # the background solver's own table: 2**20 slots (16 MiB)
 BACKGROUND_IDLE_SECONDS = 0.05  # the prover searches only after this long without a request
 BACKGROUND_SLICE_SECONDS = 0.02  # ... in slices this long, then looks again
@@ -94,8 +95,9 @@ class ExactPlay:
         found = self.lookup(state)
         if found is not None or seconds <= 0:
             return found
-        stage = (state.game.name, str(state).count("-") // STAGE_CELLS)
+        stage = stage_of(state)
         if not self.stages.worth_trying(stage):
+            self.prover.offer(state)  # its budget may prove what this one does not try
             return None
         solution = self._solve(state, seconds)
         self.stages.count(stage, proved=solution is not None)
@@ -266,9 +268,12 @@ class Prover:
 
     One thread, at the lowest scheduling priority, with a solver and table of its own
     (:meth:`Game.own_solver`; its search releases the interpreter's lock, so the requests
-    go on beside it), spends at most the game's background budget on each position, in
-    the order they came; at most :data:`BACKGROUND_QUEUED` wait (more are dropped), each
-    once. It searches only while the server is idle: after
+    go on beside it), spends at most the game's background budget on each position,
+    newest first (the positions of games still being played are the likeliest to be met
+    again soon); at most :data:`BACKGROUND_QUEUED` wait, each once, the oldest dropped
+    for a new one. It learns where its budget proves positions as the request path does
+    (:class:`Stages` of its own), so the opening's positions, which its seconds do not
+    prove either, are only probed. It searches only while the server is idle: after
     :data:`BACKGROUND_IDLE_SECONDS` without a best-move request, in slices of
     :data:`BACKGROUND_SLICE_SECONDS` (its table keeps what a slice proved), so a busy
     server's requests never share their CPU with it.
@@ -277,34 +282,44 @@ class Prover:
     def __init__(self, exact: ExactPlay, budgets: Mapping[str, int]) -> None:
         self._exact = exact
         self._seconds = {game: ms / 1000 for game, ms in budgets.items() if ms > 0}
-        self._queue: queue.Queue[State | None] = queue.Queue(BACKGROUND_QUEUED)
-        self._queued: set[tuple[str, int]] = set()
+        self._waiting: deque[State] = deque()
+        self._queued: set[tuple[str, int]] = set()  # waiting or being proved
+        self._proving = False
         self._solvers: dict[str, Callable[[State, float], Solution] | None] = {}
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._last_request = 0.0
         self._stop = threading.Event()
+        self.stages = Stages()
 
     def busy(self) -> None:
         """A request came: the prover waits until the server is idle again."""
         self._last_request = time.monotonic()
 
+    @property
+    def waiting(self) -> int:
+        """Positions waiting to be proved."""
+        return len(self._waiting)
+
     def offer(self, state: State) -> None:
         """Queue ``state`` to be proved, unless its game has no background budget or it
-        is queued already."""
+        is queued already (past :data:`BACKGROUND_QUEUED` waiting, the oldest is
+        dropped)."""
         game = state.game.name
-        if game not in self._seconds:
+        if game not in self._seconds or self._stop.is_set():
             return
-        key = (game, state.canonical()[0])
-        with self._lock:
+        key = _key(state)
+        with self._changed:
             if key in self._queued:
                 return
-            try:
-                self._queue.put_nowait(state)
-            except queue.Full:
-                self._exact.metrics.proved_background.labels(game, "dropped").inc()
-                return
+            if len(self._waiting) >= BACKGROUND_QUEUED:
+                oldest = self._waiting.popleft()
+                self._queued.discard(_key(oldest))
+                self._exact.metrics.proved_background.labels(oldest.game.name,
+                                                             "dropped").inc()
+            self._waiting.append(state)
             self._queued.add(key)
+            self._changed.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="proved-table-prover")
@@ -313,44 +328,40 @@ class Prover:
     def wait(self, timeout: float = 10.0) -> bool:
         """Wait until every position queued so far was tried; whether it was within
         ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while self._queue.unfinished_tasks:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: not self._waiting and not self._proving, timeout)
 
     def close(self, timeout: float = 1.0) -> None:
-        """Stop after the position being proved (waiting ``timeout`` seconds at most)."""
+        """Stop after the position being proved (waiting ``timeout`` seconds at most); what
+        waits is dropped (a later request can queue it again)."""
         self._stop.set()
-        with self._lock:
+        with self._changed:
+            self._waiting.clear()
+            self._queued.clear()
+            self._changed.notify_all()
             thread = self._thread
-        if thread is None:
-            return
-        while True:  # what waits is dropped: it can be queued again by a later request
-            try:
-                self._queue.get_nowait()
-                self._queue.task_done()
-            except queue.Empty:
-                break
-        self._queue.put(None)
-        thread.join(timeout)
+        if thread is not None:
+            thread.join(timeout)
 
     def _run(self) -> None:
         _lowest_priority()
         while True:
-            state = self._queue.get()
-            try:
-                if state is None:
+            with self._changed:
+                self._changed.wait_for(lambda: self._waiting or self._stop.is_set())
+                if self._stop.is_set():
                     return
+                state = self._waiting.pop()  # the newest
+                self._proving = True
+            try:
                 self._prove(state)
             except Exception:  # a bug here must not end the prover, nor the server
                 log.exception("the background prover failed on a position")
             finally:
-                if state is not None:
-                    with self._lock:
-                        self._queued.discard((state.game.name, state.canonical()[0]))
-                self._queue.task_done()
+                with self._changed:
+                    self._queued.discard(_key(state))
+                    self._proving = False
+                    self._changed.notify_all()
 
     def _prove(self, state: State) -> None:
         game = state.game
@@ -364,6 +375,9 @@ class Prover:
                 self._solvers[game.name] = None
         solver = self._solvers[game.name]
         if solver is None:
+            return
+        stage = stage_of(state)
+        if not self.stages.worth_trying(stage):
             return
         left = self._seconds[game.name]
         while left > 0 and not self._stop.is_set():
@@ -380,10 +394,16 @@ class Prover:
             except GameError:  # not a position it proves
                 return
             self._exact.metrics.proved_background.labels(game.name, "proved").inc()
+            self.stages.count(stage, proved=True)
             self._exact.record(state, solution)
             return
         if left <= 0:
+            self.stages.count(stage, proved=False)
             self._exact.metrics.proved_background.labels(game.name, "failed").inc()
+
+
+def _key(state: State) -> tuple[str, int]:
+    return state.game.name, state.canonical()[0]
 
 
 def _lowest_priority() -> None:
@@ -391,6 +411,12 @@ def _lowest_priority() -> None:
     own), where the system allows it."""
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+
+def stage_of(state: State) -> tuple[str, int]:
+    """A position's stage (:class:`Stages`): its game and its number of empty cells, in
+    bands of :data:`STAGE_CELLS`."""
+    return state.game.name, str(state).count("-") // STAGE_CELLS
 
 
 class Stages:

@@ -14,7 +14,8 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
         [sys.executable, "-m", "gameai", "bench", "exact", "--budgets", "0,5", "--seconds",
          "1", "--rounds", "1", "--positions", "3000", "--clients", "2", "--games", "2",
          "--time-limit", "0.05", "--model", "bundled", "--book-games", "2",
-         "--book-plies", "8-11", "--json"],
+         "--book-plies", "8-11", "--revisit", "20", "--revisit-wait", "5",
+         "--background-ms", "2000", "--json"],
         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
@@ -22,6 +23,9 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
     assert latency["0"]["exact_share"] == 0 and latency["0"]["requests"] > 0
     assert latency["5"]["exact_share"] > 0  # late positions are proved in 5 ms
     assert all(latency[b]["server_cpu_ms"] > 0 for b in ("0", "5"))  # the servers' own
+    revisit = report["revisit"]  # the background prover proved what 5 ms did not
+    assert revisit["0"]["exact_first"] == revisit["0"]["exact_again"] == 0  # never asked
+    assert revisit["5"]["exact_first"] < revisit["5"]["exact_again"] <= 20
     book = report["book"]  # proved before the games, so in the table then
     # the perfect player's moves past its 0.05 s are guesses, so the games end by ply 12
     assert book["games"] == 2 and book["plies"] == [8, 11] and book["proved"] > 0
@@ -45,6 +49,8 @@ def test_a_bad_book_is_refused_before_anything_starts(capsys) -> None:
     for argv, says in ((["--book-plies", "9-3"], "--book-plies"),
                        (["--book-plies", "ten"], "--book-plies"),
                        (["--book-games", "-1"], "--book-games"),
-                       (["--positions", "0"], "--positions")):
+                       (["--positions", "0"], "--positions"),
+                       (["--background-ms", "-1"], "--background-ms"),
+                       (["--revisit", "-1"], "--revisit")):
         assert main(["bench", "exact", *argv]) == 2
         assert says in capsys.readouterr().err

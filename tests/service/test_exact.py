@@ -292,6 +292,8 @@ def test_what_the_budget_did_not_prove_is_proved_in_the_background(c4_store, red
 
 
 def test_the_background_queue_is_bounded_and_holds_a_position_once(monkeypatch):
+    """At most BACKGROUND_QUEUED positions wait, each once; a new one pushes out the
+    oldest (the newest are the likeliest to be met again)."""
     from prometheus_client import CollectorRegistry
 
     from gameai.service import exact as module
@@ -300,17 +302,23 @@ def test_the_background_queue_is_bounded_and_holds_a_position_once(monkeypatch):
     monkeypatch.setattr(module, "BACKGROUND_QUEUED", 1)
     metrics = Metrics(CollectorRegistry())
     play = module.ExactPlay(None, metrics, {GAME: 1}, background={GAME: 2000})
+
+    def dropped() -> float:
+        return metrics.registry.get_sample_value(
+            "gameai_proved_background_total", {"game": GAME, "result": "dropped"}) or 0.0
+
     try:
         busy, waiting, third = (C4.parse_moves(m) for m in ("4", "44", "444"))
         play.prover.offer(busy)  # the thread takes it: about 2 s, the opening is not proved
-        wait_until(lambda: play.prover._queue.qsize() == 0, timeout=10)
+        wait_until(lambda: play.prover.waiting == 0, timeout=10)
+        play.prover.offer(busy)  # being proved: not queued again
         play.prover.offer(waiting)
         play.prover.offer(waiting)  # queued already: once
-        play.prover.offer(third)  # the queue holds one: dropped
-        dropped = metrics.registry.get_sample_value(
-            "gameai_proved_background_total", {"game": GAME, "result": "dropped"})
-        assert dropped == 1
-        assert play.prover._queue.qsize() == 1
+        assert play.prover.waiting == 1 and dropped() == 0
+        play.prover.offer(third)  # the queue holds one: the oldest goes
+        assert play.prover.waiting == 1 and dropped() == 1
+        play.prover.offer(waiting)  # dropped, so queued again, pushing out the third
+        assert play.prover.waiting == 1 and dropped() == 2
     finally:
         play.close(0.1)
 
