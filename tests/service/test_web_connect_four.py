@@ -21,19 +21,26 @@ GAME = "connect-four"
 X = re.compile(r"\bX\b")
 
 
-@pytest.fixture(scope="module")
-def c4_web(redis_server: RedisServer) -> Iterator[RunningServer]:
-    """Connect Four served by a model that knows no position (every move unknown)."""
+def empty_model_served(redis_server: RedisServer, **changes: object
+                       ) -> Iterator[RunningServer]:
+    """Connect Four served by a model that knows no position (every move unknown), with
+    the server's settings ``changes``."""
     game = get_game(GAME)
     store = new_store(redis_server.url)
     empty = TableModel(game, ModelInfo(game=GAME, algorithm="empty"),
                        np.zeros(0, np.uint64), np.zeros((0, game.cells), np.float32))
     record = store.publish(empty.to_bytes(), by="tests")
     store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
-    running = RunningServer(settings(store, games=(GAME,)), store)
+    running = RunningServer(settings(store, games=(GAME,), **changes), store)
     yield running
     running.stop()
     store.close()
+
+
+@pytest.fixture(scope="module")
+def c4_web(redis_server: RedisServer) -> Iterator[RunningServer]:
+    """Connect Four served by a model that knows no position (every move unknown)."""
+    yield from empty_model_served(redis_server)
 
 
 def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:  # noqa: F811
@@ -126,18 +133,8 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
 
 @pytest.fixture(scope="module")
 def c4_exact_web(redis_server: RedisServer) -> Iterator[RunningServer]:
-    """Connect Four served by a model that knows no position, with a solver budget that
-    proves the end of a game."""
-    game = get_game(GAME)
-    store = new_store(redis_server.url)
-    empty = TableModel(game, ModelInfo(game=GAME, algorithm="empty"),
-                       np.zeros(0, np.uint64), np.zeros((0, game.cells), np.float32))
-    record = store.publish(empty.to_bytes(), by="tests")
-    store.set_alias(game=GAME, alias="production", version=record.version, by="tests")
-    running = RunningServer(settings(store, games=(GAME,), exact_ms=((GAME, 200),)), store)
-    yield running
-    running.stop()
-    store.close()
+    """The same, with a solver budget that proves the end of a game."""
+    yield from empty_model_served(redis_server, exact_ms=((GAME, 200),))
 
 
 def test_a_proved_move_says_so_instead_of_a_value(browser, c4_exact_web) -> None:  # noqa: F811
