@@ -185,11 +185,17 @@ def serving() -> dict[str, Any]:
                 f'[{RATE}])) / sum by (game) (rate(gameai_exact_moves_total{{{GAME}}}'
                 f'[{RATE}]))', "{{game}}")], unit="percentunit", min=0, max=1),
         panel("timeseries", "Shared table of proved positions", "Lookups answered (hits) "
-              "and not (misses), proofs written per second, and the positions it holds.",
+              "and not (misses; of them, the ones each server's index of the table answered "
+              "without a round trip), proofs written and proved by the background prover "
+              "(and dropped from its queue) per second, and the positions it holds.",
               [(f"sum by (game) (rate(gameai_proved_hits_total{{{GAME}}}[{RATE}]))",
                 "hits/s {{game}}"),
                (f"sum by (game) (rate(gameai_proved_misses_total{{{GAME}}}[{RATE}]))",
                 "misses/s {{game}}"),
+               (f"sum by (game) (rate(gameai_proved_unasked_total{{{GAME}}}[{RATE}]))",
+                "misses unasked/s {{game}}"),
+               (f"sum by (game, result) (rate(gameai_proved_background_total{{{GAME}, "
+                f'result=~"proved|dropped"}}[{RATE}]))', "background {{result}}/s {{game}}"),
                (f'sum by (game) (rate(gameai_proved_writes_total{{{GAME}, result="written"}}'
                 f'[{RATE}]))', "written/s {{game}}"),
                (f"max by (game) (gameai_proved_size{{{GAME}}})", "held {{game}}")]),
