@@ -52,12 +52,12 @@ PLY_BANDS = ((0, 9), (10, 19), (20, 29), (30, 40))
 def main(args: argparse.Namespace) -> int:
     from gameai.store import ModelStore, RedisServer
 
-    budgets = [int(b) for b in str(args.budgets).split(",") if b.strip()]
+    budgets = budget_list(args.budgets)
     report: dict[str, Any] = {"load_average_before": os.getloadavg(), "cpus": os.cpu_count(),
                               "clients": args.clients, "seconds": args.seconds,
                               "rounds": args.rounds, "workers": args.workers,
                               "train_games": args.train_games}
-    runs: dict[int, list[dict[str, Any]]] = {b: [] for b in budgets}
+    runs: dict[float, list[dict[str, Any]]] = {b: [] for b in budgets}
     with tempfile.TemporaryDirectory() as tmp, \
             RedisServer(tmp, tcp=True, persist=False) as redis, \
             contextlib.ExitStack() as servers, \
@@ -117,6 +117,27 @@ def _model_bytes(args: argparse.Namespace) -> bytes:
         with open(model, "rb") as f:
             return f.read()
     return review_model(args.train_games).to_bytes()
+
+
+def budget_list(text: str) -> list[float]:
+    """``--budgets``: milliseconds, comma-separated, fractions allowed (``0,0.5,1``); a
+    whole number stays one (its report key ``1``, not ``1.0``).
+
+    Raises:
+        ValueError: not numbers from 0 to 1000.
+    """
+    out: list[float] = []
+    for part in filter(None, (p.strip() for p in str(text).split(","))):
+        try:
+            ms = float(part)
+        except ValueError:
+            raise ValueError(f"--budgets: {part!r} is not a number of milliseconds") from None
+        if not 0 <= ms <= 1000:
+            raise ValueError(f"--budgets: {part} must be from 0 to 1000 ms")
+        out.append(int(ms) if ms.is_integer() else ms)
+    if not out:
+        raise ValueError("--budgets: give at least one budget")
+    return out
 
 
 def book_plies(text: str) -> tuple[int, int]:
@@ -272,7 +293,7 @@ def draw_positions(rng: random.Random, count: int) -> list[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def _serving(url: str, budget: int, workers: int, background: int = 0
+def _serving(url: str, budget: float, workers: int, background: int = 0
              ) -> Iterator[tuple[int, int]]:
     """A ``gameai serve`` of Connect Four with the solver budget ``budget`` ms and the
     background prover's ``background`` ms a position (0: none): its HTTP port and process

@@ -88,7 +88,7 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "best-move requests (positions of random games, plies 0-40) from concurrent REST "
         "clients: p50/p99 latency and the share of answers proved exact, by ply.")
     p.add_argument("--budgets", default="0,3", help="solver budgets in ms, comma-separated "
-                   "(0: the network alone; default 0,3)")
+                   "(fractions allowed: 0,0.5,1; 0: the network alone; default 0,3)")
     p.add_argument("--seconds", type=float, default=5.0, help="per server and round (5)")
     p.add_argument("--rounds", type=int, default=2, help="rounds, each over new positions "
                    "(2)")
@@ -143,10 +143,11 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_bench_exact(args: argparse.Namespace) -> int:
-    from gameai.bench.exact import book_plies, main
+    from gameai.bench.exact import book_plies, budget_list, main
 
     try:
         book_plies(args.book_plies)
+        budget_list(args.budgets)
     except ValueError as e:
         raise CommandError(str(e), USAGE) from None
     if args.book_games < 0:

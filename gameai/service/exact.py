@@ -66,7 +66,7 @@ class ExactPlay:
     """
 
     def __init__(self, table: ProvedTable | None, metrics: Metrics,
-                 budgets: Mapping[str, int], *,
+                 budgets: Mapping[str, float], *,
                  store_up: Callable[[], bool] = lambda: True,
                  background: Mapping[str, int] | None = None) -> None:
         self.table = table

@@ -22,7 +22,7 @@ from gameai.store.proved import DEFAULT_MAX_ENTRIES
 
 MIN_TOKEN_LENGTH = 16
 # Connect Four's budget, from ``gameai bench server --exact`` (docs/levels.md, "Exact play")
-EXACT_MS: tuple[tuple[str, int], ...] = (("connect-four", 1),)
+EXACT_MS: tuple[tuple[str, float], ...] = (("connect-four", 1),)
 MAX_EXACT_MS = 1000
 # what the background prover spends on a position the request's budget did not prove
 EXACT_BACKGROUND_MS: tuple[tuple[str, int], ...] = (("connect-four", 2000),)
@@ -56,7 +56,7 @@ class Settings:
     shadow_solve_ms: int = 20
     ready_when: str = "all"  # ready once every served game has production, or "any" one
     # the solver's budget per best-move query at level best, by game (docs/levels.md)
-    exact_ms: tuple[tuple[str, int], ...] = EXACT_MS
+    exact_ms: tuple[tuple[str, float], ...] = EXACT_MS
     # the background prover's budget a position, by game (docs/levels.md)
     exact_background_ms: tuple[tuple[str, int], ...] = EXACT_BACKGROUND_MS
     proved_max: int = DEFAULT_MAX_ENTRIES  # positions the shared proved table keeps per game
@@ -90,10 +90,11 @@ def _ready_when(text: str) -> str:
     return value
 
 
-def _exact_ms(text: str) -> tuple[tuple[str, int], ...]:
-    """``game=ms`` pairs, comma-separated (``connect-four=3,tictactoe=1``); a game left
-    out, or given 0, plays the network's move without asking the solver."""
-    return _game_ms(text, MAX_EXACT_MS)
+def _exact_ms(text: str) -> tuple[tuple[str, float], ...]:
+    """``game=ms`` pairs, comma-separated (``connect-four=0.5,tictactoe=1``: fractions of
+    a millisecond allowed); a game left out, or given 0, plays the network's move without
+    asking the solver."""
+    return _game_ms(text, MAX_EXACT_MS, fractions=True)
 
 
 def _exact_background_ms(text: str) -> tuple[tuple[str, int], ...]:
@@ -102,8 +103,9 @@ def _exact_background_ms(text: str) -> tuple[tuple[str, int], ...]:
     return _game_ms(text, MAX_EXACT_BACKGROUND_MS)
 
 
-def _game_ms(text: str, most: int) -> tuple[tuple[str, int], ...]:
-    budgets: dict[str, int] = {}
+def _game_ms(text: str, most: int, *, fractions: bool = False
+             ) -> tuple[tuple[str, Any], ...]:
+    budgets: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         if not sep:
@@ -113,11 +115,12 @@ def _game_ms(text: str, most: int) -> tuple[tuple[str, int], ...]:
         except GameError as e:
             raise ValueError(str(e)) from None
         try:
-            ms = int(value.strip())
+            ms: float = float(value.strip()) if fractions else int(value.strip())
         except ValueError:
-            raise ValueError(f"{game}: must be a whole number of milliseconds, got "
+            kind = "a number" if fractions else "a whole number"
+            raise ValueError(f"{game}: must be {kind} of milliseconds, got "
                              f"{value.strip()!r}") from None
-        if not 0 <= ms <= most:
+        if not 0 <= ms <= most:  # NaN fails too
             raise ValueError(f"{game}: must be between 0 and {most} ms, got {ms}")
         budgets[game] = ms
     return tuple(budgets.items())

@@ -51,6 +51,8 @@ def test_a_bad_book_is_refused_before_anything_starts(capsys) -> None:
                        (["--book-games", "-1"], "--book-games"),
                        (["--positions", "0"], "--positions"),
                        (["--background-ms", "-1"], "--background-ms"),
-                       (["--revisit", "-1"], "--revisit")):
+                       (["--revisit", "-1"], "--revisit"),
+                       (["--budgets", "0,fast"], "--budgets"),
+                       (["--budgets", "2000"], "--budgets")):
         assert main(["bench", "exact", *argv]) == 2
         assert says in capsys.readouterr().err

@@ -30,6 +30,11 @@ def test_exact_budgets_are_read_per_game() -> None:
     assert s.exact_ms == (("connect-four", 5), ("tictactoe", 0))
     off = load_settings({}, {"GAMEAI_EXACT_MS": "connect-four=0"})
     assert off.exact_ms == (("connect-four", 0),)
+    half = load_settings({"exact_ms": "connect-four=0.5"}, {})
+    assert half.exact_ms == (("connect-four", 0.5),)  # a fraction of a millisecond
+    assert load_settings({}, {}).exact_background_ms == (("connect-four", 2000),)
+    none = load_settings({"exact_background_ms": "connect-four=0"}, {})
+    assert none.exact_background_ms == (("connect-four", 0),)
 
 
 def test_games_are_normalised_and_deduplicated() -> None:
@@ -51,7 +56,14 @@ def test_games_are_normalised_and_deduplicated() -> None:
      "game=milliseconds pairs, got 'connect-four'"),
     ({"exact_ms": "chess=3"}, {}, "GAMEAI_EXACT_MS (--exact-ms): unknown game 'chess'"),
     ({"exact_ms": "connect-four=fast"}, {}, "GAMEAI_EXACT_MS (--exact-ms): connect-four: "
-     "must be a whole number of milliseconds, got 'fast'"),
+     "must be a number of milliseconds, got 'fast'"),
+    ({"exact_ms": "connect-four=nan"}, {}, "GAMEAI_EXACT_MS (--exact-ms): connect-four: "
+     "must be between 0 and 1000 ms"),
+    ({}, {"GAMEAI_EXACT_BACKGROUND_MS": "connect-four=0.5"},
+     "GAMEAI_EXACT_BACKGROUND_MS (--exact-background-ms): connect-four: must be a whole "
+     "number of milliseconds, got '0.5'"),
+    ({"exact_background_ms": "connect-four=700000"}, {}, "GAMEAI_EXACT_BACKGROUND_MS "
+     "(--exact-background-ms): connect-four: must be between 0 and 600000 ms"),
     ({"exact_ms": "connect-four=5000"}, {}, "GAMEAI_EXACT_MS (--exact-ms): connect-four: "
      "must be between 0 and 1000 ms"),
     ({"proved_max": "-1"}, {}, "GAMEAI_PROVED_MAX (--proved-max): must be between"),
