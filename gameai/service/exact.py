@@ -237,10 +237,16 @@ class ExactPlay:
     def _write_all(self) -> None:
         while True:
             item = self._writes.get()
+            if item is None:
+                self._writes.task_done()
+                return
+            state, solution = item
             try:
-                if item is None:
-                    return
-                self._write(*item)
+                self._write(state, solution)
+            except Exception:  # e.g. the store's connection closed under a write at
+                # shutdown: that proof is lost (it can be found again), never the writer
+                log.warning("a proof was not written to the proved table", exc_info=True)
+                self.metrics.proved_writes.labels(state.game.name, "error").inc()
             finally:
                 self._writes.task_done()
 

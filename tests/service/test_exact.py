@@ -353,3 +353,39 @@ def test_the_background_prover_waits_while_the_server_is_busy():
         assert proved() == 1
     finally:
         play.close(0.1)
+
+
+def test_a_write_that_fails_oddly_costs_that_proof_not_the_writer(redis_server):
+    """The store's connection closed under the writer (a server stopping) raises what
+    redis-py raises then, not a StoreError: that proof is counted as an error and the
+    writer goes on with the next."""
+    from prometheus_client import CollectorRegistry
+
+    from gameai.service.exact import ExactPlay
+    from gameai.service.metrics import Metrics
+
+    store = new_store(redis_server.url)
+    metrics = Metrics(CollectorRegistry())
+    play = ExactPlay(store.proved(), metrics, {GAME: 1})
+    late, later = C4.parse_moves(LATE), C4.parse_moves(DRAWN[:30])
+    original = play.table.put
+    calls = []
+
+    def put_once_broken(state, solution):
+        calls.append(state)
+        if len(calls) == 1:
+            raise ValueError("I/O operation on closed file.")
+        return original(state, solution)
+
+    play.table.put = put_once_broken  # type: ignore[method-assign]
+    try:
+        play.offer(late, C4.solve(late))
+        play.offer(later, C4.solve(later))
+        assert play.flush()
+        errors = metrics.registry.get_sample_value(
+            "gameai_proved_writes_total", {"game": GAME, "result": "error"})
+        assert errors == 1 and len(calls) == 2
+        assert store.proved().get(later) is not None  # the next proof was written
+    finally:
+        play.close()
+        store.close()
