@@ -125,11 +125,7 @@ class Model(abc.ABC):
         return Evaluation(board.to_move, moves[0].value, tuple(moves))
 
     def _move_value(self, action: int, value: float, unknown: bool = False) -> MoveValue:
-        m = self.game.move(action)
-        if m.from_index is None:
-            return MoveValue(m.index, m.row, m.col, value, unknown=unknown)
-        return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
-                         action, unknown)
+        return valued_move(self.game, action, value, unknown)
 
     @property
     def default_depth(self) -> int | None:
@@ -379,3 +375,13 @@ def short(value: object, limit: int = 40) -> str:
     """``repr(value)``, cut to ``limit`` characters: error messages never echo large input."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def valued_move(game: Game, action: int, value: float, unknown: bool = False) -> MoveValue:
+    """``game``'s move ``action`` (where the piece goes and, for a movement, where from)
+    with ``value``."""
+    m = game.move(action)
+    if m.from_index is None:
+        return MoveValue(m.index, m.row, m.col, value, unknown=unknown)
+    return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
+                     action, unknown)

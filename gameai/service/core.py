@@ -34,6 +34,7 @@ from gameai.models.levels import (
     seeded,
     unseeded,
 )
+from gameai.models.model import valued_move
 from gameai.service.analysis import Analysis
 from gameai.service.analysis import analyze as hints
 from gameai.service.batch import best_moves, require_text
@@ -283,12 +284,8 @@ def proved_move(solution: Solution, action: int) -> MoveValue:
     """The move ``action`` of a proved position, valued by its proof: 1 a win for the
     mover, 0 a draw, -1 a loss."""
     outcome = next(m.outcome for m in solution.moves if m.move == action)
-    value = {"win": 1.0, "draw": 0.0, "loss": -1.0}[outcome]
-    m = solution.board.game.move(action)
-    if m.from_index is None:
-        return MoveValue(m.index, m.row, m.col, value)
-    return MoveValue(m.index, m.row, m.col, value, m.from_index, m.from_row, m.from_col,
-                     action)
+    return valued_move(solution.board.game, action,
+                       {"win": 1.0, "draw": 0.0, "loss": -1.0}[outcome])
 
 
 def _exact_move(loaded: ModelSession, answer: Position, move: MoveValue, solution: Solution,
