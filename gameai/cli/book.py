@@ -32,15 +32,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "random or a perfect --opponent), then prove every position they reach up to ply "
         "--plies, deepest first, and write each to the shared table; again with the new "
         "proofs (which change the model's moves where its own were not optimal) until the "
-        "games reach nothing new. Resumable: positions the table holds are skipped, so run "
+        "games reach nothing new. With --every-reply (against the perfect opponent) also "
+        "every line of its optimal replies, until the book holds every line a perfect "
+        "opponent can take. Resumable: positions the table holds are skipped, so run "
         "it again to go on.")
     b.add_argument("--game", required=True)
     b.add_argument("--plies", type=int, required=True, metavar="N",
                    help="prove positions up to this ply (moves played)")
     b.add_argument("--from-ply", type=int, default=0, metavar="P",
                    help="stop after this ply (default 0: down to the start)")
-    b.add_argument("--games", type=positive, default=1000, metavar="N",
-                   help="games of the served model that choose the positions (1000)")
+    b.add_argument("--games", type=int, default=1000, metavar="N",
+                   help="games of the served model that choose the positions (1000; 0 "
+                   "with --every-reply: the tree of replies alone)")
     b.add_argument("--seed", type=int, default=0, help="the opponent's seed (0)")
     b.add_argument("--opponent", choices=("random", "perfect"), default="random",
                    help="who the model plays: uniformly random moves (the default), or "
@@ -49,6 +52,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b.add_argument("--opponent-time-limit", type=float, default=300.0, metavar="S",
                    help="seconds the perfect opponent may search a move (300); past it, "
                    "it plays the move with the best proved bounds")
+    b.add_argument("--every-reply", action="store_true",
+                   help="with --opponent perfect: also follow every optimal reply of the "
+                   "opponent, not only the games' sample, round by round until the book "
+                   "holds every line a perfect opponent can take against the model to "
+                   "--plies (the report says how much of that tree the table holds)")
     b.add_argument("--sides", choices=("XO", "X", "O"), default="XO",
                    help="the model's side: XO (X and O in turn, the default), X or O")
     b.add_argument("--model", default="production",
@@ -82,6 +90,12 @@ def run_build(args: argparse.Namespace) -> int:
     if args.plies < 0 or not 0 <= args.from_ply <= args.plies:
         raise CommandError("--plies must be 0 or more and --from-ply from 0 to --plies",
                            USAGE)
+    if args.every_reply and args.opponent != "perfect":
+        raise CommandError("--every-reply follows the perfect opponent's optimal replies: "
+                           "give --opponent perfect", USAGE)
+    if args.games < (0 if args.every_reply else 1):
+        raise CommandError(f"--games must be {0 if args.every_reply else 1} or more, got "
+                           f"{args.games}", USAGE)
     max_entries = args.proved_max or int(os.environ.get("GAMEAI_PROVED_MAX",
                                                         DEFAULT_MAX_ENTRIES))
     settings = StoreSettings.load(vars(args))
@@ -102,7 +116,7 @@ def run_build(args: argparse.Namespace) -> int:
                     games=args.games, submit=submit, workers=workers, backend=backend,
                     from_ply=args.from_ply, seed=args.seed, max_entries=max_entries,
                     time_limit=args.time_limit or None, opponent=opponent,
-                    sides=args.sides, progress=bar,
+                    sides=args.sides, every_reply=args.every_reply, progress=bar,
                     notes=lambda text: print(text, file=sys.stderr))
     except StoreUnavailable as e:
         raise CommandError(str(e), STORE_DOWN) from e
@@ -112,6 +126,8 @@ def run_build(args: argparse.Namespace) -> int:
            "games": report.games, "opponent": args.opponent, "sides": args.sides,
            "workers": report.workers, "backend": report.backend,
            "by_ply": [p.to_json() for p in report.by_ply]}
+    if report.coverage:
+        out["every_reply"] = {side: c.to_json() for side, c in report.coverage.items()}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -119,7 +135,15 @@ def run_build(args: argparse.Namespace) -> int:
         seconds = sum(p.seconds for p in report.by_ply)
         print(f"{game} book to ply {args.plies} from version {record.version}: {proved} "
               f"positions proved in {seconds:.1f} s on {workers} {backend} worker(s)")
-    return 1 if any(p.timed_out for p in report.by_ply) else 0
+        for side, c in report.coverage.items():
+            state = ("complete: every line a perfect opponent can take is proved"
+                     if c.complete else f"incomplete: first position missing at ply "
+                     f"{c.first_missing_ply}")
+            print(f"  every reply, the model as {side}: {c.model_held} of {c.model_positions}"
+                  f" of its positions and {c.opponent_held} of {c.opponent_positions} of the "
+                  f"opponent's held ({state})")
+    incomplete = any(not c.complete for c in report.coverage.values())
+    return 1 if incomplete or any(p.timed_out for p in report.by_ply) else 0
 
 
 def _opponent(args: argparse.Namespace, game: Game) -> book_builder.Player:

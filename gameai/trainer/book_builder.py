@@ -16,6 +16,14 @@ move was not optimal, and so the positions after it: the games are played again 
 new proofs and what they reach that the table lacks is proved, until a round finds nothing
 new (at most one round a ply), so the book holds the positions the server's own games reach.
 
+**Every reply** (``every_reply``, against a perfect opponent): besides the sampled games,
+the tree of the served model's one move against *every* optimal reply of the opponent
+(:func:`reply_tree`), each round reaching one reply further where the last round proved the
+opponent's position. When a build ends with nothing left, the book holds every line a
+perfect opponent can take against the served model to ply ``plies``: the server's every
+move there is exact, whichever optimal replies the opponent picks (:func:`tree_coverage`
+checks it).
+
 **In what order.** From the end of the opening back towards the start: every position of
 ply ``plies`` first, then ``plies - 1``, down to ``from_ply``; the deeper positions are the
 cheaper ones, and the book is useful from the first ply proved.
@@ -74,6 +82,26 @@ class PlyReport:
 
 
 @dataclass
+class Coverage:
+    """How much of the reply tree (:func:`reply_tree`) a table holds: the model's positions
+    and the opponent's, and the plies of the first ones it lacks."""
+
+    model_positions: int = 0
+    model_held: int = 0
+    opponent_positions: int = 0
+    opponent_held: int = 0
+    first_missing_ply: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        return (self.model_held == self.model_positions
+                and self.opponent_held == self.opponent_positions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "complete": self.complete}
+
+
+@dataclass
 class BookReport:
     game: str
     plies: int
@@ -81,6 +109,7 @@ class BookReport:
     workers: int
     backend: str
     by_ply: list[PlyReport] = field(default_factory=list)
+    coverage: dict[str, Coverage] = field(default_factory=dict)  # every_reply: by side
 
 
 def model_move(model: Model, state: State, solution: Solution | None = None) -> int:
@@ -147,6 +176,62 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
     return by_ply
 
 
+def reply_tree(model: Model, *, plies: int, side: str, proved: Proved,
+               chosen: dict[int, int] | None = None) -> list[list[State]]:
+    """The positions of the tree where ``model`` (playing ``side``) makes the server's move
+    (:func:`model_move`) and the opponent makes each of its optimal moves, up to ply
+    ``plies``: ``[ply] -> positions``, one per canonical key. An opponent's position that
+    ``proved`` does not hold is a leaf (its replies are not known yet: a build proves it,
+    and the next round goes on from it). Positions are expanded by their own key, not their
+    mirror's: a network whose values tie may break the tie differently in a mirror image."""
+    game = model.game
+    chosen = {} if chosen is None else chosen
+    seen: set[int] = set()
+    expanded: set[int] = set()
+    by_ply: list[list[State]] = [[] for _ in range(plies + 1)]
+    stack = [(game.initial(), 0)]
+    while stack:
+        state, ply = stack.pop()
+        if state.is_over() or state.key in expanded:
+            continue
+        expanded.add(state.key)
+        key = state.canonical()[0]
+        if key not in seen:
+            seen.add(key)
+            by_ply[ply].append(state)
+        if ply == plies:
+            continue
+        if state.to_move == side:
+            if state.key not in chosen:
+                chosen[state.key] = model_move(model, state, proved(state))
+            actions = [chosen[state.key]]
+        elif (solution := proved(state)) is not None:
+            actions = sorted(solution.optimal_moves)
+        else:
+            continue
+        stack += [(state.play(a), ply + 1) for a in actions]
+    return by_ply
+
+
+def tree_coverage(model: Model, *, plies: int, side: str, proved: Proved) -> Coverage:
+    """What the table (read through ``proved``) holds of ``model``'s reply tree to ply
+    ``plies``: complete when every position of it is proved, so that every optimal reply
+    of the opponent has been followed and the server's move is exact at every ply."""
+    coverage = Coverage()
+    for ply, states in enumerate(reply_tree(model, plies=plies, side=side, proved=proved)):
+        for state in states:
+            held = proved(state) is not None
+            if state.to_move == side:
+                coverage.model_positions += 1
+                coverage.model_held += held
+            else:
+                coverage.opponent_positions += 1
+                coverage.opponent_held += held
+            if not held and coverage.first_missing_ply is None:
+                coverage.first_missing_ply = ply
+    return coverage
+
+
 def prove_chunk(store_url: str, prefix: str, max_entries: int, game_name: str,
                 positions: list[tuple[str, str]], time_limit: float | None
                 ) -> list[tuple[str, float]]:
@@ -211,8 +296,8 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
                submit: Submit, workers: int, backend: str = "local", from_ply: int = 0,
                seed: int = 0, max_entries: int, time_limit: float | None = None,
                opponent: Player = random_opponent, sides: str = "XO",
-               progress: Any = None, notes: Callable[[str], None] = lambda _: None
-               ) -> BookReport:
+               every_reply: bool = False, progress: Any = None,
+               notes: Callable[[str], None] = lambda _: None) -> BookReport:
     """Prove the positions ``model``'s games against ``opponent`` reach
     (:func:`reached_positions`), from ply ``plies`` down to ``from_ply``, writing each to
     the table as it is proved; in rounds, until the games (played again with the proofs)
@@ -220,6 +305,10 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
 
     Args:
         submit: runs :func:`prove_chunk` somewhere (:func:`local_pool`, :func:`ray_pool`).
+        every_reply: also the tree of every optimal reply of the opponent
+            (:func:`reply_tree`, for each side in ``sides``), until a round finds nothing
+            new in it either; ``opponent`` must not be random. The opponent's positions
+            before ``from_ply`` are followed only where the table holds them.
         progress: a :class:`gameai.trainer.progress.Progress`-like bar (``advance``),
             advanced once per position settled.
         notes: told, after each ply, what it took and an estimate of what is left.
@@ -227,6 +316,9 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
     from gameai.store import ModelStore
 
     game: Game = model.game
+    if every_reply and opponent is random_opponent:
+        raise ValueError("every_reply follows a perfect opponent's optimal replies; "
+                         "a random opponent has none")
     report = BookReport(game.name, plies, games, workers, backend)
     failed: set[int] = set()  # positions out of time: not sent again in a later round
     with ModelStore.from_url(store_url, prefix=prefix) as store:
@@ -238,9 +330,13 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
                 cache[state.key] = table.get(state)
             return cache[state.key]
 
-        for number in range(1, plies - from_ply + 2):
+        # a round a ply at most; the reply tree reaches one reply further each round
+        for number in range(1, (plies if every_reply else plies - from_ply) + 2):
             by_ply = reached_positions(model, plies=plies, games=games, seed=seed,
                                        opponent=opponent, sides=sides, proved=proved)
+            if every_reply:
+                by_ply = _joined(by_ply, *(reply_tree(model, plies=plies, side=side,
+                                                      proved=proved) for side in sides))
             left = {p: [s for s in _unheld(table, by_ply[p]) if s.key not in failed]
                     for p in range(from_ply, plies + 1)}
             if number > 1 and not any(left.values()):
@@ -250,7 +346,24 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
             _prove_plies(report, number, by_ply, left, submit, store_url, prefix,
                          max_entries, time_limit, progress, notes, failed)
             cache = {k: v for k, v in cache.items() if v is not None}  # read again
+        if every_reply:
+            report.coverage = {side: tree_coverage(model, plies=plies, side=side,
+                                                   proved=proved) for side in sides}
     return report
+
+
+def _joined(*trees: list[list[State]]) -> list[list[State]]:
+    """The positions of ``trees`` by ply, each canonical key once."""
+    seen: set[int] = set()
+    out: list[list[State]] = [[] for _ in trees[0]]
+    for tree in trees:
+        for ply, states in enumerate(tree):
+            for state in states:
+                key = state.canonical()[0]
+                if key not in seen:
+                    seen.add(key)
+                    out[ply].append(state)
+    return out
 
 
 def _prove_plies(report: BookReport, number: int, by_ply: list[list[State]],

@@ -20,6 +20,8 @@ from gameai.trainer.book_builder import (
     model_move,
     random_opponent,
     reached_positions,
+    reply_tree,
+    tree_coverage,
 )
 from gameai.trainer.evaluation.calibrate import PerfectPlayer
 from tests.service.conftest import random_ntuple
@@ -147,6 +149,63 @@ def test_a_perfect_opponent_plays_only_optimal_moves(opponent, optimal):
     assert len(reached_positions(model, plies=8, games=40, seed=3)[1]) > 1  # X and O
 
 
+def every_line(game, model, table, plies: int) -> list:
+    """The reference for :func:`reply_tree`: every position of every line where the model
+    plays the server's move (the table's proof where held) and the opponent, O, every move
+    the game's own solver finds optimal, to ply ``plies``; plainly recursive."""
+    out = []
+
+    def walk(state, ply: int) -> None:
+        if state.is_over() or ply > plies:
+            return
+        out.append(state)
+        if state.to_move == "X":
+            walk(state.play(model_move(model, state, table.get(state))), ply + 1)
+        else:
+            for action in game.optimal_actions(state):
+                walk(state.play(action), ply + 1)
+
+    walk(game.initial(), 0)
+    return out
+
+
+def test_every_reply_proves_every_line_a_perfect_opponent_can_take(redis_url, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))
+    game = get_game("tictactoe")
+    model = tictactoe_ntuple()
+    perfect = PerfectPlayer(game)
+    with ModelStore.from_url(redis_url, prefix="every") as store, local_pool(1) as submit:
+        table = store.proved()
+        # a sample of games leaves lines out: the check says so
+        build_book(model, store_url=redis_url, prefix="every", plies=8, games=1,
+                   submit=submit, workers=1, opponent=perfect, sides="X",
+                   max_entries=100_000)
+        sampled = tree_coverage(model, plies=8, side="X", proved=table.get)
+        assert not sampled.complete and sampled.first_missing_ply is not None
+        report = build_book(model, store_url=redis_url, prefix="every", plies=8, games=0,
+                            submit=submit, workers=1, opponent=perfect, sides="X",
+                            every_reply=True, max_entries=100_000)
+        coverage = report.coverage["X"]
+        assert coverage.complete and coverage.first_missing_ply is None
+        assert coverage.model_positions > 1 and coverage.opponent_positions > 1
+        assert sum(p.proved for p in report.by_ply) > 0
+        assert max(p.round for p in report.by_ply) >= 2  # a reply further each round
+        # the tree is the reference's lines, each position once up to symmetry, all held
+        lines = every_line(game, model, table, plies=8)
+        tree = [s for states in reply_tree(model, plies=8, side="X", proved=table.get)
+                for s in states]
+        assert {s.canonical()[0] for s in lines} == {s.canonical()[0] for s in tree}
+        assert len(tree) == coverage.model_positions + coverage.opponent_positions
+        assert all(table.get(s) is not None for s in lines)
+
+
+def test_every_reply_needs_a_perfect_opponent(model, redis_url):
+    with local_pool(1) as submit, pytest.raises(ValueError, match="every_reply"):
+        build_book(model, store_url=redis_url, prefix="norandom", plies=4, games=0,
+                   submit=submit, workers=1, every_reply=True, max_entries=10)
+
+
 def test_a_book_stays_within_the_tables_bound(model, redis_url):
     with ModelStore.from_url(redis_url, prefix="small") as store, local_pool(1) as submit:
         report = build_book(model, store_url=redis_url, prefix="small", plies=PLIES,
@@ -193,6 +252,26 @@ def test_the_command_builds_against_a_perfect_opponent(redis_url, capsys, tmp_pa
                                                             out["by_ply"]) > 0
 
 
+def test_the_command_builds_every_reply_and_says_the_tree_is_complete(
+        redis_url, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))
+    model = tictactoe_ntuple()
+    with ModelStore.from_url(redis_url, prefix="replies") as store:
+        record = store.publish(model.to_bytes(), by="tests")
+        store.set_alias(game="tictactoe", alias="production", version=record.version,
+                        by="tests")
+    argv = ["book", "build", "--game", "tictactoe", "--plies", "7", "--games", "0",
+            "--opponent", "perfect", "--every-reply", "--sides", "X", "--workers", "1",
+            "--store", redis_url, "--store-prefix", "replies"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["every_reply"]["X"]["complete"] is True
+    assert out["every_reply"]["X"]["model_held"] == out["every_reply"]["X"]["model_positions"]
+    assert main(argv) == 0  # again: nothing left to prove, and the text says it is complete
+    assert "complete: every line a perfect opponent can take is proved" in \
+        capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("argv", "status", "says"), [
     (["--game", "chess", "--plies", "4"], 2, "chess"),
     (["--game", GAME, "--plies", "4", "--from-ply", "5"], 2, "--from-ply"),
@@ -207,6 +286,9 @@ def test_the_command_refuses_what_it_cannot_build(argv, status, says, redis_url,
     (["--opponent", "strong"], "--opponent"),
     (["--sides", "XX"], "--sides"),
     (["--opponent", "perfect", "--opponent-time-limit", "0"], "--opponent-time-limit"),
+    (["--every-reply"], "--opponent perfect"),
+    (["--games", "0"], "--games must be 1"),
+    (["--opponent", "perfect", "--every-reply", "--games", "-1"], "--games must be 0"),
 ])
 def test_the_command_names_a_bad_option(argv, says, model, redis_url, capsys):
     with ModelStore.from_url(redis_url, prefix="bad") as store:
