@@ -427,6 +427,13 @@ class State(abc.ABC):
             raise GameOver(self.winner())
         return self
 
+    def winning_actions(self) -> tuple[int, ...]:
+        """The actions that win at once for the side to move (ascending): each legal
+        action played and the result asked who won. A family may answer faster (the m,n,k
+        boards test only the lines through each cell), never differently."""
+        mover = self.to_move
+        return tuple(a for a in self.legal_actions() if self.play(a).winner() == mover)
+
     def moves(self) -> list[Move]:
         """The API view of :meth:`legal_actions`."""
         return [self.game.move(a) for a in self.legal_actions()]

@@ -93,8 +93,7 @@ def level_named(name: str) -> Level:
 
 def winning_actions(state: State) -> tuple[int, ...]:
     """The actions that win at once for the side to move (ascending)."""
-    mover = state.to_move
-    return tuple(a for a in state.legal_actions() if state.play(a).winner() == mover)
+    return state.winning_actions()
 
 
 def choose(level: Level, moves: Sequence[MoveValue], wins: Collection[int],

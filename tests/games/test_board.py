@@ -31,6 +31,24 @@ def test_play_fills_one_cell_and_passes_the_turn(board):
         assert after.cell(move) == board.to_move
 
 
+@given(boards())
+def test_winning_actions_are_the_generic_rules(board):
+    """Board.winning_actions tests the lines through each playable cell; the reference,
+    State.winning_actions, plays every legal action and asks the result who won."""
+    from gameai.games.interface import State
+
+    assert board.winning_actions() == State.winning_actions(board)
+
+
+def test_winning_actions_find_every_kind_of_win():
+    # X to move: a row (cell 2), or the column under gravity
+    assert Board.parse(TTT, "XX-|OO-|---").winning_actions() == (2,)
+    assert C4.parse_moves("414141").winning_actions() == (17,)  # on top of column 4
+    assert C4.parse_moves("4141415").winning_actions() == (14,)  # O's, on top of column 1
+    assert C4.parse_moves("4141").winning_actions() == ()
+    assert C4.parse_moves("4141414").winning_actions() == ()  # X won: the game is over
+
+
 @pytest.mark.parametrize(
     ("game", "pattern", "fragment"),
     [

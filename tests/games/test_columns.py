@@ -80,3 +80,41 @@ def test_a_game_lists_its_moves_as_actions_one_by_one():
         c4.parse_game("4444444")
     with pytest.raises(InvalidBoard, match="give the moves as actions"):
         get_game("tictactoe").parse_game("123")
+
+
+def reference_board(game, columns):
+    """The plain reference for the notation: Board.play move by move (which checks the whole
+    board before each move), and the game's end as the board says it."""
+    board = game.initial()
+    for col in columns:
+        board = board.play(drop_cell(board, col))
+    return board
+
+
+@pytest.mark.parametrize("name", ["connect-four", "connect-4x5-4", "connect-3x12-4",
+                                  "connect-2x2-2"])
+def test_the_notation_gives_board_plays_position_and_end_move_by_move(name):
+    """parse_moves tests only the lines through each cell filled; Board.play, the reference,
+    the whole board: the same positions, the same end, every prefix of random games played
+    to the end (won or full)."""
+    game = get_game(name)
+    rng = random.Random(11)
+    ended = 0
+    for _ in range(60):
+        board, columns = game.initial(), []
+        while not board.is_over():
+            col = rng.choice(sorted({m % game.cols for m in board.legal_moves()}))
+            board = board.play(drop_cell(board, col))
+            columns.append(col)
+            parsed = game.parse_moves(to_moves(game, columns))
+            assert parsed == reference_board(game, columns) == board
+            assert parsed.is_over() == board.is_over()
+        # one move more is refused, naming how the game ended and at which move
+        open_columns = [c for c in range(game.cols) if drop_cell(board, c) is not None]
+        if open_columns:
+            ended += 1
+            how = f"{board.winner()} won" if board.winner() else "the board was full"
+            with pytest.raises(IllegalMove, match=f"already over: {how}.* at move "
+                                                  f"{len(columns)}$"):
+                game.parse_moves(to_moves(game, [*columns, open_columns[0]]))
+    assert ended  # some game ended with a column still open

@@ -95,6 +95,21 @@ class Board(State):
     def legal_actions(self) -> list[int]:
         return self.legal_moves()
 
+    def winning_actions(self) -> tuple[int, ...]:
+        """:meth:`State.winning_actions` by the lines through each playable cell alone."""
+        if self.is_over():
+            return ()
+        mine = self.x if self.to_move == "X" else self.o
+        through = self.game.lines_through
+        wins = []
+        for cell in mask_cells(playable_mask(self.game, self.occupied)):
+            after = mine | 1 << cell
+            for line in through[cell]:
+                if after & line == line:
+                    wins.append(cell)
+                    break
+        return tuple(wins)
+
     @property
     def key(self) -> int:
         """Seed 003's base-3 key (the side to move follows from the counts)."""

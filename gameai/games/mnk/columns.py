@@ -40,8 +40,14 @@ def play_columns(game: Geometry, text: object) -> tuple[Board, list[int]]:
     if len(text) > MAX_MOVES_TEXT:
         raise _invalid(f"moves: {len(text)} characters long; at most {MAX_MOVES_TEXT} are "
                        "accepted")
-    board = Board.empty(game)
+    # The board is built here from its two masks, not by Board.play (which tests the whole
+    # board for lines before every move): only a line through the cell just filled can end
+    # the game, so that is all a move tests (tests/games/test_columns.py holds the result
+    # to Board.play's, move by move).
+    x = o = 0
+    ended: str | None = None  # why the game ended, once it has
     cells: list[int] = []
+    lines_through = game.lines_through
     for number, token in enumerate(_tokens(game, text), 1):
         if not token.isdecimal() or len(token) > 3:
             raise _invalid(f"moves: move {number} ({token[:20]!r}) is not a column number "
@@ -50,27 +56,40 @@ def play_columns(game: Geometry, text: object) -> tuple[Board, list[int]]:
         if not 1 <= column <= game.cols:
             raise _illegal(f"moves: move {number} ({token}): column {column} is out of range "
                            f"(columns are 1-{game.cols})")
-        if board.is_over():
-            winner = board.winner()
-            how = f"{winner} won" if winner else "the board was full (a draw)"
-            raise _illegal(f"moves: move {number} ({token}): the game was already over: {how} "
-                           f"at move {number - 1}")
-        cell = drop_cell(board, column - 1)
+        if ended is not None:
+            raise _illegal(f"moves: move {number} ({token}): the game was already over: "
+                           f"{ended} at move {number - 1}")
+        cell = _lowest_empty(game, x | o, column - 1)
         if cell is None:
             raise _illegal(f"moves: move {number} ({token}): column {column} is full")
-        board = board.play(cell)
+        if number % 2:  # X moves first
+            x |= 1 << cell
+            mine, player = x, "X"
+        else:
+            o |= 1 << cell
+            mine, player = o, "O"
         cells.append(cell)
-    return board, cells
+        for line in lines_through[cell]:
+            if mine & line == line:
+                ended = f"{player} won"
+                break
+        else:
+            if x | o == game.full_mask:
+                ended = "the board was full (a draw)"
+    return Board(game, x, o), cells
+
+
+def _lowest_empty(game: Geometry, occupied: int, col: int) -> int | None:
+    for row in range(game.rows - 1, -1, -1):
+        cell = row * game.cols + col
+        if not occupied >> cell & 1:
+            return cell
+    return None
 
 
 def drop_cell(board: Board, col: int) -> int | None:
     """The cell a piece dropped in column ``col`` (from 0) lands on; None if it is full."""
-    game = board.game
-    for row in range(game.rows - 1, -1, -1):
-        cell = row * game.cols + col
-        if not board.occupied >> cell & 1:
-            return cell
-    return None
+    return _lowest_empty(board.game, board.occupied, col)
 
 
 def to_moves(game: Geometry, columns: list[int]) -> str:
