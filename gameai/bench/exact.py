@@ -23,7 +23,10 @@ trained one; ``--seconds 0`` skips the latency rounds. With ``--book-games N`` t
 are preceded by a book (:mod:`gameai.trainer.book_builder`, local processes on every core)
 of the positions N games of the model as X against the perfect player reach at the plies
 ``--book-plies`` (its tie-breaks seeded by ``--seed`` + 1, so the measured games' lines are
-not the book's by construction); the report says what the book took, and the shared
+not the book's by construction); with ``--book-every-reply`` the book also follows every
+optimal reply of the perfect player (:func:`gameai.trainer.book_builder.reply_tree`), so it
+holds every line the measured games can take to its last ply, whatever their tie-breaks;
+the report says what the book took, how much of that tree it holds, and the shared
 table's size before the games and after them.
 """
 
@@ -84,7 +87,8 @@ def main(args: argparse.Namespace) -> int:
             report["revisit"] = {str(b): revisit(ports[b][0], args.revisit, args.revisit_wait,
                                                  seed=1000 + i)
                                  for i, b in enumerate(budgets)}
-        if getattr(args, "games", 0) and getattr(args, "book_games", 0):
+        if getattr(args, "games", 0) and (getattr(args, "book_games", 0)
+                                          or getattr(args, "book_every_reply", False)):
             report["book"] = build_book(redis.url, model_bytes, args)
         book_size = store.proved().size(game=GAME)
         games = {b: play_games(ports[b][0], args.games, args.time_limit, seed=args.seed)
@@ -154,7 +158,8 @@ def book_plies(text: str) -> tuple[int, int]:
 
 def build_book(url: str, model_bytes: bytes, args: argparse.Namespace) -> dict[str, Any]:
     """The book of ``--book-games`` games of the model as X against the perfect player
-    (seed ``--seed`` + 1) at ``--book-plies``, in the store at ``url``: what it took."""
+    (seed ``--seed`` + 1) at ``--book-plies``, and with ``--book-every-reply`` of every line
+    of its optimal replies, in the store at ``url``: what it took."""
     from gameai.games import get_game
     from gameai.models import load_model
     from gameai.trainer import book_builder
@@ -172,8 +177,11 @@ def build_book(url: str, model_bytes: bytes, args: argparse.Namespace) -> dict[s
             games=args.book_games, submit=submit, workers=workers, seed=args.seed + 1,
             max_entries=10_000_000, time_limit=None, sides="X",
             opponent=perfect_player(game, time_limit=args.time_limit, book=default_book(game)),
+            every_reply=getattr(args, "book_every_reply", False),
             notes=lambda text: print(text, file=sys.stderr))
+    coverage = report.coverage.get("X")
     return {"games": args.book_games, "plies": [first, last],
+            "every_reply": coverage.to_json() if coverage else None,
             "seconds": time.perf_counter() - started,
             "rounds": max((p.round for p in report.by_ply), default=0),
             "positions": sum(p.positions for p in report.by_ply if p.round == 1),
@@ -352,6 +360,13 @@ def print_report(report: dict[str, Any]) -> None:
               f"{b['plies'][0]}-{b['plies'][1]}, {b['proved']} positions proved in "
               f"{b['rounds']} round(s), {b['seconds']:.0f} s ({b['solver_seconds']:.0f} s of "
               f"solver time)")
+        if b.get("every_reply"):
+            c = b["every_reply"]
+            print(f"  every reply of the perfect player followed: {c['model_held']} of "
+                  f"{c['model_positions']} of the model's positions and {c['opponent_held']} "
+                  f"of {c['opponent_positions']} of the opponent's proved"
+                  + ("" if c["complete"] else
+                     f" (incomplete from ply {c['first_missing_ply']})"))
     print(f"  shared table: {report['table_size_before_games']:,} positions before the "
           f"games, {report['table_size']:,} after; load average before/after: "
           f"{report['load_average_before'][0]:.2f}/{report['load_average_after'][0]:.2f} "

@@ -124,6 +124,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "exact each time (with --background-ms, the prover's work between)")
     p.add_argument("--revisit-wait", type=float, default=30.0, metavar="S",
                    help="with --revisit: the idle seconds between the two passes (30)")
+    p.add_argument("--book-every-reply", action="store_true", help="with --games: the "
+                   "book also follows every optimal reply of the perfect player (gameai "
+                   "book build --every-reply), so it holds every line the measured games "
+                   "can take up to the book's last ply (--book-games may then be 0)")
     p.add_argument("--book-plies", default="16-26", metavar="FROM-TO", help="the plies the "
                    "book proves (16-26)")
     p.add_argument("--json", action="store_true", help="print JSON")

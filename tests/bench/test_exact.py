@@ -14,7 +14,7 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
         [sys.executable, "-m", "gameai", "bench", "exact", "--budgets", "0,5", "--seconds",
          "1", "--rounds", "1", "--positions", "3000", "--clients", "2", "--games", "2",
          "--time-limit", "0.05", "--model", "bundled", "--book-games", "2",
-         "--book-plies", "8-11", "--revisit", "20", "--revisit-wait", "5",
+         "--book-plies", "8-11", "--book-every-reply", "--revisit", "20", "--revisit-wait", "5",
          "--background-ms", "2000", "--json"],
         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -31,6 +31,11 @@ def test_games_against_perfect_play_count_the_moves_proved_exact() -> None:
     assert book["games"] == 2 and book["plies"] == [8, 11] and book["proved"] > 0
     assert book["proved"] >= book["positions"] and book["timed_out"] == 0
     assert report["table_size_before_games"] >= book["proved"]
+    # every reply is followed only from proved positions of the opponent's: before ply 8
+    # none is, so the tree of its replies stops there (the whole tree: test_book_builder)
+    tree = book["every_reply"]
+    assert tree["complete"] is False and tree["first_missing_ply"] < 8
+    assert tree["model_positions"] > tree["model_held"]
     games = report["games"]
     for budget in ("0", "5"):
         g = games[budget]
