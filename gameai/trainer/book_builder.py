@@ -183,7 +183,9 @@ def reply_tree(model: Model, *, plies: int, side: str, proved: Proved,
     ``plies``: ``[ply] -> positions``, one per canonical key. An opponent's position that
     ``proved`` does not hold is a leaf (its replies are not known yet: a build proves it,
     and the next round goes on from it). Positions are expanded by their own key, not their
-    mirror's: a network whose values tie may break the tie differently in a mirror image."""
+    mirror's: a network whose values tie may break the tie differently in a mirror image.
+    ``chosen`` keeps the model's moves at proved positions from one call to the next (a
+    build's rounds walk the same tree again)."""
     game = model.game
     chosen = {} if chosen is None else chosen
     seen: set[int] = set()
@@ -202,9 +204,13 @@ def reply_tree(model: Model, *, plies: int, side: str, proved: Proved,
         if ply == plies:
             continue
         if state.to_move == side:
-            if state.key not in chosen:
-                chosen[state.key] = model_move(model, state, proved(state))
-            actions = [chosen[state.key]]
+            solution = proved(state)
+            move = chosen.get(state.key) if solution is not None else None
+            if move is None:
+                move = model_move(model, state, solution)
+                if solution is not None:  # a proved position's move is settled for good
+                    chosen[state.key] = move
+            actions = [move]
         elif (solution := proved(state)) is not None:
             actions = sorted(solution.optimal_moves)
         else:
@@ -324,6 +330,7 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
     with ModelStore.from_url(store_url, prefix=prefix) as store:
         table = store.proved(max_entries=max_entries)
         cache: dict[int, Solution | None] = {}
+        chosen: dict[int, int] = {}  # the model's moves at proved positions, every round
 
         def proved(state: State) -> Solution | None:
             if state.key not in cache:
@@ -336,7 +343,8 @@ def build_book(model: Model, *, store_url: str, prefix: str, plies: int, games: 
                                        opponent=opponent, sides=sides, proved=proved)
             if every_reply:
                 by_ply = _joined(by_ply, *(reply_tree(model, plies=plies, side=side,
-                                                      proved=proved) for side in sides))
+                                                      proved=proved, chosen=chosen)
+                                           for side in sides))
             left = {p: [s for s in _unheld(table, by_ply[p]) if s.key not in failed]
                     for p in range(from_ply, plies + 1)}
             if number > 1 and not any(left.values()):
