@@ -90,7 +90,7 @@ class MoveServer:
         sock = _listen(s.host, s.http_port, reuse_port=s.workers > 1)
         self.ports = Ports(sock.getsockname()[1], grpc_port)
         config = uvicorn.Config(create_app(self.runtime), log_level="warning",
-                                access_log=False, lifespan="off",
+                                access_log=False, lifespan="off", http="httptools",
                                 timeout_graceful_shutdown=max(int(s.grace_seconds), 1),
                                 timeout_keep_alive=30)
         self.http = _Uvicorn(config)
