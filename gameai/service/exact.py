@@ -42,6 +42,11 @@ TRIES_BEFORE_JUDGING = 10  # solves of a stage before its success rate decides a
 MIN_SUCCESS = 0.1  # below this share of proofs a stage is tried only ...
 PROBE_EVERY = 10  # ... one time in this many (the rate is measured again), at first ...
 MAX_PROBE_EVERY = 1000  # ... then twice as seldom after each probe that fails, up to this
+# A stage proving less than this share of its positions gets this share of the budget: the
+# solves that succeed take 0.15-0.3 ms (median) at every stage, so where most fail, the
+# second half of the budget mostly buys failures (docs/levels.md, "Where the budget goes")
+HALF_BUDGET_BELOW = 0.5
+THIN_BUDGET = 0.5
 TRIES_KEPT = 200  # past this many tries a stage's counts are halved: recent ones weigh more
 INDEX_REFRESH_SECONDS = 0.5  # how often the local index of the table reads what was added
 BACKGROUND_QUEUED = 1_000  # positions waiting for the background prover; past it the oldest goes
@@ -99,7 +104,7 @@ class ExactPlay:
         if not self.stages.worth_trying(stage):
             self.prover.offer(state)  # its budget may prove what this one does not try
             return None
-        solution = self._solve(state, seconds)
+        solution = self._solve(state, seconds * self.stages.budget_share(stage))
         self.stages.count(stage, proved=solution is not None)
         if solution is not None:
             self.record(state, solution)
@@ -435,7 +440,8 @@ class Stages:
     do not each spend the whole budget (they are the book's: ``gameai book build``); a
     probe that succeeds brings the probes back to one in :data:`PROBE_EVERY`, and the
     counts decay, so a stage comes back when it starts succeeding (the search's table
-    fills, the machine is freer)."""
+    fills, the machine is freer). A stage that proves less than half of its positions gets
+    half the budget (:meth:`budget_share`)."""
 
     def __init__(self) -> None:
         # stage -> [tries, proved, asked since the last probe, probe interval]
@@ -460,6 +466,15 @@ class Stages:
                 return False
             counts[2] = 0
             return True
+
+    def budget_share(self, stage: tuple[str, int]) -> float:
+        """The share of the budget a solve of ``stage`` gets: :data:`THIN_BUDGET` once the
+        stage is judged to prove less than :data:`HALF_BUDGET_BELOW` of its positions,
+        else all of it."""
+        with self._lock:
+            tries, proved = self._counted(stage)[:2]
+        judged = tries >= TRIES_BEFORE_JUDGING
+        return THIN_BUDGET if judged and proved < HALF_BUDGET_BELOW * tries else 1.0
 
     def count(self, stage: tuple[str, int], *, proved: bool) -> None:
         with self._lock:

@@ -178,6 +178,21 @@ def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
     assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
 
 
+def test_a_stage_that_proves_less_than_half_gets_half_the_budget():
+    from gameai.service.exact import THIN_BUDGET, TRIES_BEFORE_JUDGING, Stages
+
+    stages, seldom, often = Stages(), (GAME, 9), (GAME, 7)
+    assert stages.budget_share(seldom) == 1.0  # not judged yet: the whole budget
+    for i in range(TRIES_BEFORE_JUDGING):
+        stages.count(seldom, proved=i < 3)  # 30% proved
+        stages.count(often, proved=i < 6)  # 60%
+    assert stages.budget_share(seldom) == THIN_BUDGET < 1.0
+    assert stages.budget_share(often) == 1.0
+    for _ in range(2 * TRIES_BEFORE_JUDGING):  # the stage starts proving: all of it again
+        stages.count(seldom, proved=True)
+    assert stages.budget_share(seldom) == 1.0
+
+
 def test_a_stage_whose_probes_keep_failing_is_probed_ever_more_seldom():
     from gameai.service.exact import MAX_PROBE_EVERY, PROBE_EVERY, TRIES_BEFORE_JUDGING, Stages
 
