@@ -210,54 +210,92 @@ def selfplay(game: Game, *, games: int, rounds: int = 3, actors: tuple[int, ...]
 
 # the classes of Pons's Connect Four sets that the issue's error rates are read on
 POSITION_CLASSES = (("beginning", "hard"), ("middle", "medium"))
+BEST_LEVEL = "level best"  # the served policy's name in position_errors' report
 
 
 def position_errors(model: NtupleModel, *, depths: list[int | None], count: int = 100,
                     seed: int = 0, classes: tuple[tuple[str, str], ...] = POSITION_CLASSES,
-                    progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """The error rate of each policy (``None``: the network alone) on the solver-labelled
+                    exact_ms: float = 0, progress: Callable[[str], None] = print
+                    ) -> dict[str, Any]:
+    """The error rates of each policy (``None``: the network alone) on the solver-labelled
     benchmark positions of each class (:mod:`gameai.bench.positions`, gravity games, the
-    same set for the same seed and count, cached): a move is an error when another legal
-    move has a strictly better exact outcome (win > draw > loss). A class the board cannot
-    have (or too rare to draw) is ``{"omitted": why}``."""
+    same set for the same seed and count, cached), counted two ways and named:
+    ``by_score``, a move whose exact score is below the best move's (a slower win, a
+    faster loss, a draw for a win: what Pons's test sets and bitbully count), and
+    ``by_outcome``, only a move whose exact outcome is worse (win > draw > loss). With
+    ``exact_ms`` the served ``best`` level is judged too (:data:`BEST_LEVEL`): the solver
+    first within that budget as a server tries it (:class:`gameai.service.exact.ExactPlay`
+    with no shared table: a first encounter), the optimal move the network values most
+    where it proves the position, else the network's move at its default depth. A class
+    the board cannot have (or too rare to draw) is ``{"omitted": why}``."""
     from gameai.bench.positions import cached_set
     from gameai.games.mnk.game import as_mnk
     from gameai.games.mnk.search import Searcher
     from gameai.host import cache_dir
-    from gameai.trainer.evaluation.calibrate import wilson
+    from gameai.service.exact import ExactPlay
+    from gameai.service.metrics import Metrics
+    from gameai.trainer.book_builder import model_move
 
     game = as_mnk(model.game)
     searcher = Searcher(game)
     report: dict[str, Any] = {"game": game.name, "count": count, "seed": seed,
-                              "load_average_before": os.getloadavg(), "classes": {}}
-    for stage, difficulty in classes:
-        started = time.perf_counter()
-        try:
-            found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
-                               seed=seed, searcher=searcher, cache_dir=cache_dir())
-        except ValueError as why:  # a class this board cannot have, or too rare to draw
-            report["classes"][f"{stage} {difficulty}"] = {"omitted": str(why)}
-            progress(f"{stage} {difficulty}: omitted: {why}")
-            continue
-        labelled_seconds = time.perf_counter() - started
-        figures: dict[str, Any] = {"positions": len(found),
-                                   "labelling_seconds": round(labelled_seconds, 1)}
-        for depth in depths:
-            name = "network" if depth is None else f"depth {depth}"
-            errors = 0
-            for position in found:
-                board = game.parse(position.board)
-                e = (model.evaluate(board) if depth is None
-                     else model.search(board, depth, best_only=True))
-                column = e.best.col + 1
-                sign = {c: (s > 0) - (s < 0) for c, s in position.move_scores.items()}
-                errors += sign[column] < max(sign.values())
-            low, high = wilson(errors, len(found))
-            figures[name] = {"errors": errors, "rate": errors / len(found), "low": low,
-                             "high": high}
-            progress(f"{stage} {difficulty} ({len(found)} positions): {name} "
-                     f"{100 * errors / len(found):.1f}% errors (95% {100 * low:.1f}-"
-                     f"{100 * high:.1f}%)")
-        report["classes"][f"{stage} {difficulty}"] = figures
+                              "exact_ms": exact_ms, "load_average_before": os.getloadavg(),
+                              "classes": {}}
+    def searched(depth: int | None) -> Callable[[Board], int]:
+        if depth is None:
+            return lambda b: model.evaluate(b).best.col
+        return lambda b: model.search(b, depth, best_only=True).best.col
+
+    policies = [("network" if d is None else f"depth {d}", searched(d)) for d in depths]
+    exact = ExactPlay(None, Metrics(), {game.name: exact_ms}) if exact_ms > 0 else None
+    if exact is not None:
+        def best_level(b: Board, play: ExactPlay = exact) -> int:
+            return model_move(model, b, play.prove(b, exact_ms / 1000)) % game.cols
+
+        policies.append((BEST_LEVEL, best_level))
+    try:
+        for stage, difficulty in classes:
+            started = time.perf_counter()
+            try:
+                found = cached_set(game, stage=stage, difficulty=difficulty, count=count,
+                                   seed=seed, searcher=searcher, cache_dir=cache_dir())
+            except ValueError as why:  # a class this board cannot have, or too rare to draw
+                report["classes"][f"{stage} {difficulty}"] = {"omitted": str(why)}
+                progress(f"{stage} {difficulty}: omitted: {why}")
+                continue
+            figures: dict[str, Any] = {
+                "positions": len(found),
+                "labelling_seconds": round(time.perf_counter() - started, 1)}
+            for name, policy in policies:
+                figures[name] = _errors(found, game, policy)
+                by_score, by_outcome = figures[name]["by_score"], figures[name]["by_outcome"]
+                progress(f"{stage} {difficulty} ({len(found)} positions): {name} "
+                         f"{100 * by_score['rate']:.1f}% errors by exact score (95% "
+                         f"{100 * by_score['low']:.1f}-{100 * by_score['high']:.1f}%), "
+                         f"{100 * by_outcome['rate']:.1f}% by outcome (95% "
+                         f"{100 * by_outcome['low']:.1f}-{100 * by_outcome['high']:.1f}%)")
+            report["classes"][f"{stage} {difficulty}"] = figures
+    finally:
+        if exact is not None:
+            exact.close()
     report["load_average_after"] = os.getloadavg()
     return report
+
+
+def _errors(found: list[Any], game: Any, policy: Callable[[Board], int]) -> dict[str, Any]:
+    """How many of ``found``'s positions ``policy`` (board -> column from 0) errs on, by
+    exact score and by outcome, each with its Wilson interval."""
+    from gameai.trainer.evaluation.calibrate import wilson
+
+    counts = {"by_score": 0, "by_outcome": 0}
+    for position in found:
+        column = policy(game.parse(position.board)) + 1
+        scores = position.move_scores
+        sign = {c: (s > 0) - (s < 0) for c, s in scores.items()}
+        counts["by_score"] += scores[column] < max(scores.values())
+        counts["by_outcome"] += sign[column] < max(sign.values())
+    out: dict[str, Any] = {}
+    for way, errors in counts.items():
+        low, high = wilson(errors, len(found))
+        out[way] = {"errors": errors, "rate": errors / len(found), "low": low, "high": high}
+    return out

@@ -31,9 +31,20 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "the exact solver: GAMES games against perfect play as X and as O, a "
                    "noisy solver (0.1/0.2/0.3) as O, and the error rate by stage")
     p.add_argument("--positions", type=int, default=0, metavar="N",
-                   help="also the error rate of the network alone and with the default "
+                   help="also the error rates of the network alone and with the default "
                    "depth on N solver-labelled benchmark positions of each class (gravity "
-                   "games: beginning hard, middle medium; labelled once, then cached)")
+                   "games; labelled once, then cached), counted by exact score and by "
+                   "outcome")
+    p.add_argument("--position-classes", default="beginning-hard,middle-medium",
+                   metavar="CLASSES", help="with --positions: STAGE-DIFFICULTY classes, "
+                   "comma-separated (default beginning-hard,middle-medium), or 'pons': the "
+                   "five classes of Pons's public sets a benchmark can afford (end-easy, "
+                   "middle-easy, middle-medium, beginning-easy, beginning-medium)")
+    p.add_argument("--exact-ms", type=float, default=0, metavar="MS",
+                   help="with --positions: also the served best level, the solver first "
+                   "within MS ms as a server tries it (no shared table: a first "
+                   "encounter), the network's move where it does not prove (default 0: "
+                   "not judged)")
     p.add_argument("--judge-depths", metavar="DEPTHS",
                    help="with --judge and --positions: the search depths to judge, "
                    "comma-separated, besides the network alone (default: the game's "
@@ -75,6 +86,9 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     depths = _depths("--depths", args.depths)
     judged: list[int | None] = [None, *(_depths("--judge-depths", args.judge_depths)
                                         if args.judge_depths else [model.default_depth])]
+    classes = _classes(args.position_classes)  # refused before any long work
+    if not 0 <= args.exact_ms <= 1000:
+        raise CommandError(f"--exact-ms: from 0 to 1000, got {args.exact_ms:g}")
     say = (lambda _text: None) if args.json else print
     report: dict[str, Any] = {"model": args.model, "game": model.game.name}
     if not args.skip_latency:
@@ -111,11 +125,31 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
                                f"games, not {model.game.name}")
         from gameai.bench.ntuple import position_errors
 
-        report["positions"] = position_errors(model, depths=judged, count=args.positions,
-                                              seed=args.positions_seed, progress=say)
+        report["positions"] = position_errors(
+            model, depths=judged, count=args.positions, seed=args.positions_seed,
+            classes=classes, exact_ms=args.exact_ms, progress=say)
     if args.json:
         print(json.dumps(report))
     return 0
+
+
+def _classes(text: str) -> tuple[tuple[str, str], ...]:
+    """``--position-classes``: ``pons`` or ``STAGE-DIFFICULTY`` pairs."""
+    from gameai.bench.positions import DIFFICULTIES, STAGES, TEST_SET_CLASSES
+
+    if text.strip() == "pons":
+        return TEST_SET_CLASSES
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        stage, _, difficulty = part.partition("-")
+        if stage not in STAGES or difficulty not in DIFFICULTIES:
+            raise CommandError(f"--position-classes: {part!r} is not STAGE-DIFFICULTY (stages "
+                               f"{', '.join(STAGES)}; difficulties {', '.join(DIFFICULTIES)}) "
+                               "or 'pons'")
+        out.append((stage, difficulty))
+    if not out:
+        raise CommandError("--position-classes: give at least one class, or 'pons'")
+    return tuple(out)
 
 
 def _depths(option: str, text: str) -> list[int]:

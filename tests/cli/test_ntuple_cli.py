@@ -52,6 +52,26 @@ def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
     assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
     hard = figures["positions"]["classes"]["beginning hard"]
     assert "needs 28 or more plies left" in hard["omitted"]  # 20 cells: none exist
+    # other classes, and the served best level beside the network (a budget of 200 ms
+    # proves every end-easy position of this board, so the level errs on none there)
+    bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
+                   "--skip-strength", "--positions", "3", "--position-classes",
+                   "end-easy,middle-easy", "--exact-ms", "200", "--json")
+    assert bench.returncode == 0, bench.stderr
+    classes = json.loads(bench.stdout)["positions"]["classes"]
+    assert set(classes) == {"end easy", "middle easy"}
+    for figures in classes.values():
+        for policy in ("network", "depth 2", "level best"):
+            assert {"by_score", "by_outcome"} <= set(figures[policy])
+            assert figures[policy]["by_score"]["errors"] >= \
+                figures[policy]["by_outcome"]["errors"]
+    assert classes["end easy"]["level best"]["by_score"]["errors"] == 0
+    for argv, says in ((["--position-classes", "middle-hardest"], "is not STAGE-DIFFICULTY"),
+                       (["--exact-ms", "-1"], "--exact-ms: from 0 to 1000")):
+        bad = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
+                     "--positions", "3", *argv)
+        assert bad.returncode != 0 and says in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
     c4 = tmp_path / "c4.model"
     assert gameai("train", "--game", "connect-four", "--algorithm", "ntuple", "--games",
                   "300", "--seed", "2", "--out", str(c4), "--quiet").returncode == 0

@@ -159,9 +159,11 @@ def test_shared_weights_actors_learn(ttt):
 
 
 def test_position_errors_count_the_moves_the_solver_ranks_lower():
-    """bench ntuple --positions: an error is a move whose exact outcome is worse than the
-    best one's, recounted here from the solver's own answers."""
-    from gameai.bench.ntuple import position_errors
+    """bench ntuple --positions: an error by exact score is a move whose exact score is
+    below the best move's, by outcome one whose exact outcome is worse; both recounted here
+    from the solver's own answers. The served best level with a budget that proves every
+    position errs on none."""
+    from gameai.bench.ntuple import BEST_LEVEL, position_errors
     from gameai.games import get_game as game_named
 
     game = game_named("connect-4x5-4")
@@ -169,7 +171,8 @@ def test_position_errors_count_the_moves_the_solver_ranks_lower():
     learner.play(300)
     model = learner.export()
     report = position_errors(model, depths=[None, 1], count=6, seed=1,
-                             classes=(("middle", "easy"),), progress=lambda _: None)
+                             classes=(("middle", "easy"),), exact_ms=1000,
+                             progress=lambda _: None)
     figures = report["classes"]["middle easy"]
     assert figures["positions"] == 6
     from gameai.bench.positions import cached_set
@@ -177,14 +180,23 @@ def test_position_errors_count_the_moves_the_solver_ranks_lower():
     from gameai.host import cache_dir
 
     rank = {"loss": 0, "draw": 1, "win": 2}
+    by_score_total = by_outcome_total = 0
     for name, policy in (("network", model), ("depth 1", model.with_search(1))):
-        errors = 0
+        by_score = by_outcome = 0
         for position in cached_set(game, stage="middle", difficulty="easy", count=6, seed=1,
                                    searcher=Searcher(game), cache_dir=cache_dir()):
             board = game.parse(position.board)
-            solved = {m.move: rank[m.outcome] for m in game.solve(board).moves}
-            errors += solved[policy.evaluate(board).best.index] < max(solved.values())
-        assert figures[name]["errors"] == errors
+            solved = game.solve(board).moves
+            mine = next(m for m in solved if m.move == policy.evaluate(board).best.index)
+            by_outcome += rank[mine.outcome] < max(rank[m.outcome] for m in solved)
+            by_score += not mine.optimal
+        assert figures[name]["by_score"]["errors"] == by_score
+        assert figures[name]["by_outcome"]["errors"] == by_outcome
+        by_score_total += by_score
+        by_outcome_total += by_outcome
+    assert by_score_total >= by_outcome_total  # an outcome error is a score error too
+    assert by_score_total > 0  # the network does err: the count is not vacuous
+    assert figures[BEST_LEVEL]["by_score"]["errors"] == 0  # every position proved in 1 s
 
 
 @pytest.mark.parametrize("merge", ["scaled", "mean"])  # sum overshoots (docs/ntuple.md)
