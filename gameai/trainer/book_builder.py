@@ -84,7 +84,7 @@ class PlyReport:
 @dataclass
 class Coverage:
     """How much of the reply tree (:func:`reply_tree`) a table holds: the model's positions
-    and the opponent's, and the plies of the first ones it lacks."""
+    and the opponent's, and the ply of the first position it lacks."""
 
     model_positions: int = 0
     model_held: int = 0
