@@ -59,6 +59,7 @@ Player = Callable[[State, random.Random], int]
 Proved = Callable[[State], "Solution | None"]
 SIDES = ("XO", "X", "O")
 
+MAX_GROWTH = 4.0  # the estimate's cost growth a ply, at most (measured: up to 4x near ply 1)
 CHUNK = 8  # positions per task: small, so the deepest plies spread over every worker
 LOOKUP_CHUNK = 500  # positions per table read when finding what is left
 
@@ -449,9 +450,11 @@ def _growth(per_position: dict[int, float]) -> float:
     """How much dearer a position gets a ply nearer the start: the factor of a straight
     line fitted to the logarithm of the cost per position against the ply, over every ply
     measured (one ply to the next swings, odd plies against even ones, and the first
-    includes loading the solver), at least 1."""
+    includes loading the solver), at least 1 and at most :data:`MAX_GROWTH` (a fit over
+    the end game's microsecond proofs, timer noise, once gave 8x a ply and an estimate of
+    10^33 seconds)."""
     measured = sorted(p for p, cost in per_position.items() if cost > 0)
     if len(measured) < 2:
         return 1.0
     slope = np.polyfit(measured, [math.log(per_position[p]) for p in measured], 1)[0]
-    return max(1.0, math.exp(-slope))
+    return min(MAX_GROWTH, max(1.0, math.exp(-slope)))

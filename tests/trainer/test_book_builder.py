@@ -331,3 +331,7 @@ def test_the_estimate_grows_by_the_factor_fitted_over_every_ply():
     # odd plies against even ones swing; the fit follows the trend, not the last step
     assert _growth({10: 1.0, 9: 4.0, 8: 4.0, 7: 16.0}) == pytest.approx(2.297, abs=0.001)
     assert _growth({10: 1.0}) == 1.0 and _growth({10: 2.0, 9: 1.0}) == 1.0
+    # microsecond proofs of the end game fit to absurd factors: bounded
+    from gameai.trainer.book_builder import MAX_GROWTH
+
+    assert _growth({40: 1e-6, 39: 1e-4, 38: 1e-2}) == MAX_GROWTH
