@@ -158,10 +158,7 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
         for ply in range(plies + 1):
             if state.is_over():
                 break
-            key = state.canonical()[0]
-            if key not in seen:
-                seen.add(key)
-                by_ply[ply].append(state)
+            _keep_once(state, ply, seen, by_ply)
             if ply == plies:
                 break
             if state.to_move == model_side:
@@ -198,10 +195,7 @@ def reply_tree(model: Model, *, plies: int, side: str, proved: Proved,
         if state.is_over() or state.key in expanded:
             continue
         expanded.add(state.key)
-        key = state.canonical()[0]
-        if key not in seen:
-            seen.add(key)
-            by_ply[ply].append(state)
+        _keep_once(state, ply, seen, by_ply)
         if ply == plies:
             continue
         if state.to_move == side:
@@ -368,11 +362,17 @@ def _joined(*trees: list[list[State]]) -> list[list[State]]:
     for tree in trees:
         for ply, states in enumerate(tree):
             for state in states:
-                key = state.canonical()[0]
-                if key not in seen:
-                    seen.add(key)
-                    out[ply].append(state)
+                _keep_once(state, ply, seen, out)
     return out
+
+
+def _keep_once(state: State, ply: int, seen: set[int], by_ply: list[list[State]]) -> None:
+    """Add ``state`` to ``by_ply[ply]`` unless a position of the same canonical key (the
+    table's key: mirror images are one position) is in ``seen``."""
+    key = state.canonical()[0]
+    if key not in seen:
+        seen.add(key)
+        by_ply[ply].append(state)
 
 
 def _prove_plies(report: BookReport, number: int, by_ply: list[list[State]],

@@ -127,6 +127,14 @@ def tictactoe_ntuple():
                        tuples=random_walks(as_mnk(game), 4, 4, seed=1), weights=weights)
 
 
+def production(redis_url: str, prefix: str, model) -> None:
+    """Publish ``model`` in the store under ``prefix`` as its game's production."""
+    with ModelStore.from_url(redis_url, prefix=prefix) as store:
+        record = store.publish(model.to_bytes(), by="tests")
+        store.set_alias(game=model.game.name, alias="production", version=record.version,
+                        by="tests")
+
+
 def child_of_an_optimal_move(perfect, parents, child) -> bool:
     key = child.canonical()[0]
     return any(parent.play(a).canonical()[0] == key
@@ -236,11 +244,7 @@ def test_the_command_builds_from_the_served_model(model, redis_url, capsys):
 def test_the_command_builds_against_a_perfect_opponent(redis_url, capsys, tmp_path,
                                                       monkeypatch):
     monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))  # the perfect player's own book
-    model = tictactoe_ntuple()
-    with ModelStore.from_url(redis_url, prefix="perfect") as store:
-        record = store.publish(model.to_bytes(), by="tests")
-        store.set_alias(game="tictactoe", alias="production", version=record.version,
-                        by="tests")
+    production(redis_url, "perfect", tictactoe_ntuple())
     argv = ["book", "build", "--game", "tictactoe", "--plies", "6", "--games", "20",
             "--opponent", "perfect", "--sides", "X", "--workers", "1", "--store", redis_url,
             "--store-prefix", "perfect", "--json"]
@@ -255,11 +259,7 @@ def test_the_command_builds_against_a_perfect_opponent(redis_url, capsys, tmp_pa
 def test_the_command_builds_every_reply_and_says_the_tree_is_complete(
         redis_url, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))
-    model = tictactoe_ntuple()
-    with ModelStore.from_url(redis_url, prefix="replies") as store:
-        record = store.publish(model.to_bytes(), by="tests")
-        store.set_alias(game="tictactoe", alias="production", version=record.version,
-                        by="tests")
+    production(redis_url, "replies", tictactoe_ntuple())
     argv = ["book", "build", "--game", "tictactoe", "--plies", "7", "--games", "0",
             "--opponent", "perfect", "--every-reply", "--sides", "X", "--workers", "1",
             "--store", redis_url, "--store-prefix", "replies"]
