@@ -29,6 +29,7 @@ import uvicorn
 from gameai import host
 from gameai.service.exact import ExactPlay
 from gameai.service.grpc_server import build_server, set_health
+from gameai.service.http_protocol import BoundedHttpToolsProtocol
 from gameai.service.metrics import Metrics
 from gameai.service.registry import Registry
 from gameai.service.rest import create_app
@@ -90,7 +91,8 @@ class MoveServer:
         sock = _listen(s.host, s.http_port, reuse_port=s.workers > 1)
         self.ports = Ports(sock.getsockname()[1], grpc_port)
         config = uvicorn.Config(create_app(self.runtime), log_level="warning",
-                                access_log=False, lifespan="off", http="httptools",
+                                access_log=False, lifespan="off",
+                                http=BoundedHttpToolsProtocol,
                                 timeout_graceful_shutdown=max(int(s.grace_seconds), 1),
                                 timeout_keep_alive=30)
         self.http = _Uvicorn(config)

@@ -104,6 +104,57 @@ def test_chunked_oversized_body_is_a_413(http: httpx.Client) -> None:
     assert r.status_code == 413
 
 
+def raw_exchange(server: RunningServer, requests: list[bytes]) -> list[bytes]:
+    """Send ``requests`` one after another on one keep-alive connection, byte for byte;
+    each answer's status line, or b"" once the server closed the connection."""
+    import socket
+
+    host, port = server.http.removeprefix("http://").split(":")
+    answers = []
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        reader = sock.makefile("rb")
+        for request in requests:
+            try:
+                sock.sendall(request)
+            except OSError:  # closed under the request: that is the answer
+                answers.append(b"")
+                continue
+            status = reader.readline()
+            answers.append(status.strip())
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            body = reader.read(length)
+            if status.startswith(b"HTTP/1.1 400"):
+                answers.append(body)
+    return answers
+
+
+def head_of(size: int) -> bytes:
+    """A best-move request whose head carries a header of ``size`` bytes."""
+    body = b'{"board": "XX-|OO-|---"}'
+    return (b"POST /v1/games/tictactoe/best-move HTTP/1.1\r\nHost: test\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\nX-Pad: %s\r\n\r\n%s"
+            % (len(body), b"a" * size, body))
+
+
+def test_a_request_head_over_16_kib_is_a_400_naming_the_limit(
+        limited_server: RunningServer) -> None:
+    """httptools (the C parser the server runs) buffers a header whole, however long; the
+    server refuses a head past 16 KiB, as h11 did, and closes the connection."""
+    from gameai.service.http_protocol import MAX_HEAD_BYTES
+
+    assert raw_exchange(limited_server, [head_of(8_000)]) == [b"HTTP/1.1 200 OK"]
+    # heads under the bound, one after another on one connection: the count is per request
+    assert raw_exchange(limited_server, [head_of(10_000)] * 3) == [b"HTTP/1.1 200 OK"] * 3
+    refused = raw_exchange(limited_server, [head_of(2_000_000)])
+    assert refused[:2] == [b"HTTP/1.1 400 Bad Request",
+                           b"Request head over %d bytes: refused." % MAX_HEAD_BYTES]
+    # after a refused head the connection is closed; the server goes on answering others
+    assert raw_exchange(limited_server, [head_of(100)]) == [b"HTTP/1.1 200 OK"]
+
+
 def test_games_and_models_are_listed(http: httpx.Client, module_store: ModelStore,
                                      perfect) -> None:
     games = http.get("/v1/games").json()["games"]
