@@ -78,6 +78,39 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
     assert errors == []
 
 
+def test_a_move_played_while_the_chosen_game_loads_is_kept(browser, c4_web) -> None:  # noqa: F811
+    """Choosing the game already shown starts loading its models and levels; a move played
+    before they arrive stays, and the model replies to it (the CI failure of 2026-11-27:
+    the switch's late new game undid the move, so no reply ever came). The levels are held
+    back 1.5 s by the browser here, as a busy machine once did."""
+    import time
+
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{c4_web.http}/")
+        expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
+
+        def slowly(route) -> None:
+            time.sleep(1.5)
+            route.continue_()
+
+        page.route("**/levels", slowly)
+        page.select_option("#game", GAME)  # the game shown: its loads begin
+        page.locator('#board .cell[data-index="3"]').click()  # at once: column 4
+        expect(page.locator('#board .cell[data-index="38"]')).to_have_class(X)
+        page.wait_for_timeout(2_500)  # the held-back levels have arrived
+        expect(page.locator('#board .cell[data-index="38"]')).to_have_class(X)
+        expect(page.locator("#board .cell.O")).to_have_count(1, timeout=10_000)
+    finally:
+        context.close()
+    assert errors == []
+
+
 @pytest.fixture(scope="module")
 def c4_ntuple_web(redis_server: RedisServer) -> Iterator[RunningServer]:
     """Connect Four served by an n-tuple network (issue 14), briefly trained."""

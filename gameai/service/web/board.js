@@ -749,11 +749,14 @@ async function start() {
   showScores();
   $("game").addEventListener("change", async () => {
     // A game started while the new game's models and levels load (AI vs AI pressed at
-    // once, or a second switch) is newer than this one: it stays.
-    const token = state.token;
+    // once, or a second switch) is newer than this one: it stays. So does a game the
+    // player went on with meanwhile: choosing the game already shown and playing a move
+    // at once must not see the move undone when the loads end.
+    const token = state.token, played = state.moves.length;
     await loadModels();
     await loadLevels();
-    if (token === state.token) newGame(false);
+    const sameGame = state.game && state.game.name === $("game").value;
+    if (token === state.token && !(sameGame && state.moves.length !== played)) newGame(false);
   });
   $("level").addEventListener("change", () => {
     localStorage.setItem("gameai-level", $("level").value);
