@@ -100,15 +100,8 @@ class Board(State):
         if self.is_over():
             return ()
         mine = self.x if self.to_move == "X" else self.o
-        through = self.game.lines_through
-        wins = []
-        for cell in mask_cells(playable_mask(self.game, self.occupied)):
-            after = mine | 1 << cell
-            for line in through[cell]:
-                if after & line == line:
-                    wins.append(cell)
-                    break
-        return tuple(wins)
+        return tuple(cell for cell in mask_cells(playable_mask(self.game, self.occupied))
+                     if line_through(self.game, mine | 1 << cell, cell))
 
     @property
     def key(self) -> int:
@@ -155,6 +148,15 @@ class Board(State):
 
 def has_line(game: Geometry, mask: int) -> bool:
     for line in game.lines:  # a plain loop: twice as fast as any() on this hot path  # noqa: SIM110
+        if mask & line == line:
+            return True
+    return False
+
+
+def line_through(game: Geometry, mask: int, cell: int) -> bool:
+    """Whether ``mask`` holds a line through ``cell``: whether a move there has just won
+    (the scalar twin of :func:`gameai.games.mnk.positions.has_line_through`)."""
+    for line in game.lines_through[cell]:  # noqa: SIM110  (a plain loop, as has_line)
         if mask & line == line:
             return True
     return False

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from gameai.games.errors import IllegalMove, InvalidBoard
-from gameai.games.mnk.board import Board
+from gameai.games.mnk.board import Board, line_through
 from gameai.games.mnk.geometry import Geometry
 
 MAX_MOVES_TEXT = 200  # characters: a 64-cell board's game with separators fits
@@ -47,7 +47,6 @@ def play_columns(game: Geometry, text: object) -> tuple[Board, list[int]]:
     x = o = 0
     ended: str | None = None  # why the game ended, once it has
     cells: list[int] = []
-    lines_through = game.lines_through
     for number, token in enumerate(_tokens(game, text), 1):
         if not token.isdecimal() or len(token) > 3:
             raise _invalid(f"moves: move {number} ({token[:20]!r}) is not a column number "
@@ -69,13 +68,10 @@ def play_columns(game: Geometry, text: object) -> tuple[Board, list[int]]:
             o |= 1 << cell
             mine, player = o, "O"
         cells.append(cell)
-        for line in lines_through[cell]:
-            if mine & line == line:
-                ended = f"{player} won"
-                break
-        else:
-            if x | o == game.full_mask:
-                ended = "the board was full (a draw)"
+        if line_through(game, mine, cell):
+            ended = f"{player} won"
+        elif x | o == game.full_mask:
+            ended = "the board was full (a draw)"
     return Board(game, x, o), cells
 
 
