@@ -8,6 +8,7 @@ from gameai.games import get_game
 from gameai.models import NtupleModel, load_model
 from gameai.trainer.evaluation.evaluate import losses, optimal_move_rate, vs_random
 from gameai.trainer.learners.base import BadParameter
+from gameai.trainer.learners.ntuple import lambda_returns
 from gameai.trainer.training import CannotTrain, make_learner, train
 
 
@@ -20,6 +21,66 @@ def test_same_seed_same_model_bytes(ttt):
 
     assert trained(4) == trained(4)
     assert trained(4) != trained(5)
+
+
+def forward_lambda_return(best, chosen, greedy, last, lam, gamma, t):
+    """The lambda-return of ply ``t`` as the forward sum of n-step returns (Sutton and
+    Barto 12.1) in negamax form: the n-step return is ``(-gamma)^n`` times the mover's best
+    afterstate value n plies on (the last move's own value at the end), and stops growing
+    at the first exploratory move after ``t``."""
+    def n_step(n):
+        for k in range(1, n + 1):
+            if t + k == last:
+                return (-gamma) ** k * (chosen[last] if greedy[last] else best[last])
+            if not greedy[t + k] or k == n:
+                return (-gamma) ** k * best[t + k]
+        raise AssertionError
+    horizon = last - t
+    total = sum((1 - lam) * lam ** (n - 1) * n_step(n) for n in range(1, horizon))
+    return total + lam ** (horizon - 1) * n_step(horizon)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.97])
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.8, 1.0])
+def test_lambda_returns_are_the_forward_sums_of_n_step_returns(lam, gamma):
+    rng = np.random.default_rng(int(lam * 10 + gamma * 100))
+    for _ in range(200):
+        last = int(rng.integers(1, 30))
+        best = rng.uniform(-1, 1, last + 1)
+        greedy = rng.random(last + 1) < 0.8
+        chosen = best - np.where(greedy, 0.0, rng.uniform(0, 1, last + 1))
+        chosen[last] = rng.choice([0.0, 1.0])
+        if greedy[last]:
+            best[last] = chosen[last]
+        out = np.full(last + 1, np.nan)
+        lambda_returns(best, chosen, greedy, last, lam, gamma, out)
+        want = [forward_lambda_return(best, chosen, greedy, last, lam, gamma, t)
+                for t in range(last)]
+        np.testing.assert_allclose(out[:last], want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_discount_values_a_win_by_how_soon_it_comes(ttt):
+    """With ``gamma`` < 1 a win two plies on is worth at most ``gamma ** 2``: the network
+    learns it so, where without a discount it values such a win nearer 1."""
+    def trained(params):
+        learner = make_learner(ttt, "ntuple", seed=1, params=params)
+        learner.play(20_000)
+        return learner.export()
+
+    # X holds 0 and 4, O holds 1 and 2, X to move: 8 wins at once; 3 or 5 make two
+    # threats, so X wins on its next move whatever O does
+    position = ttt.initial()
+    for cell in (0, 1, 4, 2):
+        position = position.play(cell)
+
+    def values(model):
+        return {m.action_id: m.value for m in model.evaluate(position).moves}
+
+    discounted, plain = values(trained({"gamma": "0.9"})), values(trained({}))
+    assert discounted[8] == plain[8] == 1.0
+    forks = (3, 5)
+    assert max(discounted[c] for c in forks) < 0.9 ** 2 < max(plain[c] for c in forks)
+    assert min(discounted[c] for c in forks) > 0.3  # still clearly winning
 
 
 def test_a_short_run_learns_tictactoe(ttt):
@@ -114,6 +175,8 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"staleness": "-1"}, "staleness"),
     ({"actors": "2", "staleness": "100", "merge": "mean"}, "scaled or sum"),
     ({"actors": "2", "tcl": "true"}, "tcl"),
+    ({"gamma": "0"}, "gamma"),
+    ({"gamma": "1.01"}, "gamma"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):

@@ -29,10 +29,7 @@ from gameai.trainer.training import make_learner
 
 
 def schedule_of(learner) -> np.ndarray:
-    p = learner.params
-    return np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
-                     p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
-                     p.tcl_beta, p.opening_plies], dtype=np.float64)
+    return learner.params.schedule()
 
 
 def random_deltas(rng: np.random.Generator, base: np.ndarray, actors: int) -> list[Delta]:

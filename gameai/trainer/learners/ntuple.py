@@ -13,12 +13,15 @@ afterstates are updated backwards towards a lambda-return in negamax form: the o
 next afterstate is worth ``-V`` to the player before it, so
 
     G_last = the result for the last mover (1 a win, 0 a draw)
-    G_t = -((1 - lambda) * B_{t+1} + lambda * G_{t+1})
+    G_t = -gamma * ((1 - lambda) * B_{t+1} + lambda * G_{t+1})
 
 where ``B_{t+1}`` is the value of the opponent's best afterstate at ply ``t + 1`` (what
 greedy play would have got there: 1 if it had a win). After an exploratory move the return
-is cut (``G_t = -B_{t+1}``: Watkins' cut, so a random move never teaches the one before
-it that it was good), so the targets are those of greedy play. Each weight read by ``s_t``
+is cut (``G_t = -gamma * B_{t+1}``: Watkins' cut, so a random move never teaches the one
+before it that it was good), so the targets are those of greedy play. ``gamma`` (1 by
+default) discounts a ply: with ``gamma`` < 1 a win is worth more the sooner it comes and a
+loss less the later, so the loser's tables learn to hold out and the winner's to finish,
+as an exact score does (:func:`lambda_returns`). Each weight read by ``s_t``
 moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples; ``alpha``
 annealed like epsilon). ``exploring_starts``: the share of games that open with a
 random number of random moves (:func:`gameai.trainer.walkers.bitboard.random_opening`; at most
@@ -104,6 +107,7 @@ class NtupleParams(Params):
     overlap: int = added_later(0)  # 1: a round plays while the one before it merges
     average_halflife: float = added_later(0.0)  # games; > 0: export the moving average
     average_from: int = added_later(0)  # games before the average starts (a copy then)
+    gamma: float = added_later(1.0)  # a ply's discount of the return (1: none)
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -136,6 +140,14 @@ class NtupleParams(Params):
         require(self.average_halflife >= 0, "average_halflife",
                 "at least 0 (0: the last weights are exported)")
         require(self.average_from >= 0, "average_from", "at least 0")
+        require(0 < self.gamma <= 1, "gamma", "in (0, 1] (1: no discount)")
+
+    def schedule(self) -> np.ndarray:
+        """The self-play kernel's parameters, in :func:`play_games`' order."""
+        return np.array([self.alpha_start, self.alpha_end, self.alpha_halflife,
+                         self.epsilon_start, self.epsilon_end, self.epsilon_halflife,
+                         self.lam, self.exploring_starts, self.tcl_beta, self.opening_plies,
+                         self.gamma], dtype=np.float64)
 
 
 class NtupleLearner(Learner):
@@ -257,10 +269,7 @@ class NtupleLearner(Learner):
 
     def _play(self, games: int, played: int, stats: np.ndarray) -> None:
         p = self.params
-        schedule = np.array([p.alpha_start, p.alpha_end, p.alpha_halflife, p.epsilon_start,
-                             p.epsilon_end, p.epsilon_halflife, p.lam, p.exploring_starts,
-                             p.tcl_beta, p.opening_plies],
-                            dtype=np.float64)
+        schedule = p.schedule()
         if p.actors == 1:
             play_games(self.net, self.weights, self.tcl_sum, self.tcl_abs, self.rng, games,
                        played, schedule, stats, *NO_TRACKING)
@@ -361,6 +370,23 @@ def blend(average: np.ndarray, weights: np.ndarray, decay: np.float32) -> None:
         average[i] = decay * average[i] + keep * weights[i]
 
 
+@nb.njit(cache=True, nogil=True)
+def lambda_returns(best_value: np.ndarray, chosen_value: np.ndarray, greedy_move: np.ndarray,
+                   last: int, lam: float, gamma: float, out: np.ndarray) -> None:
+    """``out[t]``, ``t < last``: the lambda-return of ply ``t``'s afterstate, backwards
+    (the module docstring; the forward sum of n-step returns is the reference in
+    tests/trainer/test_ntuple.py). ``best_value[t]``: the mover's best afterstate value at
+    ply ``t``; ``chosen_value[last]``: the last move's (1 a win, 0 a draw);
+    ``greedy_move[t]``: ply ``t``'s move was the greedy one (else the return is cut)."""
+    target = chosen_value[last]
+    for t in range(last - 1, -1, -1):
+        if greedy_move[t + 1]:
+            target = -gamma * ((1.0 - lam) * best_value[t + 1] + lam * target)
+        else:
+            target = -gamma * best_value[t + 1]
+        out[t] = target
+
+
 # play_games' tracking arguments when nothing is tracked (one actor, shared weights)
 NO_TRACKING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32),
                np.zeros(1, dtype=np.int64))
@@ -400,6 +426,8 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     moves = np.empty(cells, dtype=np.int64)
     lam = schedule[6]
     beta = schedule[8]
+    gamma = schedule[10]
+    targets = np.empty(cells)
     # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
     use_tcl = tcl_sum.size > 0
@@ -481,14 +509,11 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
             stats[1] += 1
         else:
             stats[2] += 1
-        target = chosen_value[last]
+        lambda_returns(best_value, chosen_value, greedy_move, last, lam, gamma, targets)
         step0 = alpha / count
         last_flat[:, :] = -1  # the log's entry of each side's tuple, for this game
         for t in range(last - 1, -1, -1):
-            if greedy_move[t + 1]:
-                target = -((1.0 - lam) * best_value[t + 1] + lam * target)
-            else:
-                target = -best_value[t + 1]
+            target = targets[t]
             mover = t & 1 if sides == 2 else 0  # X moves at even plies
             W = W3[mover]
             s = 0.0
