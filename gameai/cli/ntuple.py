@@ -45,6 +45,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "within MS ms as a server tries it (no shared table: a first "
                    "encounter), the network's move where it does not prove (default 0: "
                    "not judged)")
+    p.add_argument("--judge-sides", default="XO", choices=("X", "O", "XO"),
+                   help="with --judge: the sides the model plays against perfect play "
+                   "(default XO; the noisy solvers are met as O, so only with O). X alone "
+                   "halves a Connect Four judgement's proofs")
     p.add_argument("--judge-depths", metavar="DEPTHS",
                    help="with --judge and --positions: the search depths to judge, "
                    "comma-separated, besides the network alone (default: the game's "
@@ -118,7 +122,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, book=book,
                                 show_progress=True, progress=say,  # on stderr
-                                runner=_labeller(args.cluster))
+                                runner=_labeller(args.cluster), sides=args.judge_sides)
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "

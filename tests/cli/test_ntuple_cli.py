@@ -39,17 +39,20 @@ def test_train_then_bench_an_ntuple_model(tmp_path):
 
 
 def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
-    """--judge-depths picks the policies judged, --positions-seed the set of positions;
-    a class the board cannot have is omitted with the reason, not a crash."""
+    """--judge-depths picks the policies judged, --judge-sides the sides, --positions-seed
+    the set of positions; a class the board cannot have is omitted with the reason, not a crash."""
     small = tmp_path / "c45.model"
     assert gameai("train", "--game", "connect-4x5-4", "--algorithm", "ntuple", "--games",
                   "300", "--seed", "2", "--out", str(small), "--quiet").returncode == 0
     bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                    "--skip-strength", "--judge", "4", "--noisy-games", "2", "--per-stage",
-                   "0", "--judge-depths", "1,3", "--positions", "3", "--json")
+                   "0", "--judge-depths", "1,3", "--judge-sides", "X", "--positions", "3",
+                   "--json")
     assert bench.returncode == 0, bench.stderr
     figures = json.loads(bench.stdout)
     assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
+    for policy in figures["judge"]["policies"].values():
+        assert set(policy) == {"vs_perfect_as_x"}  # --judge-sides X: first player only
     hard = figures["positions"]["classes"]["beginning hard"]
     assert "needs 28 or more plies left" in hard["omitted"]  # 20 cells: none exist
     # other classes, and the served best level beside the network (a budget of 200 ms

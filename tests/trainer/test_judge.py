@@ -5,6 +5,7 @@ nothing does; the noisy solver never plays a losing move where another one holds
 import random
 
 import numpy as np
+import pytest
 
 from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
@@ -46,3 +47,20 @@ def test_the_noisy_solver_plays_no_losing_move_when_it_has_a_choice():
             outcomes = {m.move: m.outcome for m in game.solve(state).moves}
             move = noisy(state, rng)
             assert outcomes[move] != "loss" or set(outcomes.values()) == {"loss"}
+
+
+def test_judging_one_side_plays_only_that_side():
+    game = get_game("tictactoe")
+    said = []
+    report = judge(solver_model(game), depths=[None], games=12,
+                   noisy_games=12, per_stage=0, progress=said.append, sides="X")
+    figures = report["policies"]["network"]
+    assert set(figures) == {"vs_perfect_as_x"}
+    assert figures["vs_perfect_as_x"]["draw"] == 12
+    assert "as X" in said[0] and "as O" not in said[0]
+    as_o = judge(solver_model(game), depths=[None], games=12, noisy_games=5, per_stage=0,
+                 progress=lambda _: None, sides="O")["policies"]["network"]
+    assert set(as_o) == {"vs_perfect_as_o", "vs_noisy_0.1_as_o", "vs_noisy_0.2_as_o",
+                         "vs_noisy_0.3_as_o"}
+    with pytest.raises(ValueError, match="sides: X, O or XO"):
+        judge(solver_model(game), depths=[None], games=1, sides="XX")

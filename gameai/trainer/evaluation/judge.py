@@ -190,16 +190,20 @@ def error_rates(game: Game, policies: dict[str, Player], positions: dict[str, li
 def judge(model: Model, *, depths: list[int | None], games: int = 500,
           noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
           time_limit: float = 2.0, book: Book | None = None, show_progress: bool = False,
-          progress: Callable[[str], None] = print, runner: Runner | None = None
-          ) -> dict[str, Any]:
+          progress: Callable[[str], None] = print, runner: Runner | None = None,
+          sides: str = "XO") -> dict[str, Any]:
     """Every figure of the module docstring for each policy (``None``: the network alone).
 
     ``book`` keeps the searched opponents' proved answers (on disk, when it has a path), so
     a later judgement, of this model or another, does not pay for them again;
     ``show_progress`` draws a bar of the games played with their rate and ETA; ``runner``
-    labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`)."""
+    labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`);
+    ``sides`` which sides play perfect play (``X``, ``O`` or ``XO``; the noisy solvers
+    are met as O, so only with ``O``). Raises ValueError for other sides."""
     from gameai.trainer.progress import Progress
 
+    if sides not in ("X", "O", "XO"):
+        raise ValueError(f"sides: X, O or XO, got {sides!r}")
     game = model.game
     started = time.perf_counter()
     perfect = perfect_player(game, time_limit=time_limit, book=book)
@@ -208,26 +212,32 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
                               "load_average_before": os.getloadavg(), "policies": {}}
     players = {("network" if d is None else f"depth {d}"): model_player(model, d)
                for d in depths}
-    total = len(players) * (2 * games + len(NOISE) * noisy_games)
+    as_o = "O" in sides
+    total = len(players) * (len(sides) * games + (len(NOISE) * noisy_games if as_o else 0))
     bar = Progress(total=total, desc=f"judging {game.name}", enabled=show_progress)
     for name, me in players.items():
         def step(label: str) -> Callable[[], None]:
             return lambda: bar.advance(1, note=f"{name} {label}")  # noqa: B023
 
         figures: dict[str, Any] = {}
-        figures["vs_perfect_as_x"] = _match(game, me, perfect, "X", games, seed, perfect,
-                                            step("vs perfect as X"))
-        figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1, perfect,
-                                            step("vs perfect as O"))
-        for p in NOISE:
-            noisy = NoisySolver(game, perfect, p, time_limit)
-            figures[f"vs_noisy_{p}_as_o"] = _match(game, me, noisy, "O", noisy_games, seed + 2,
-                                                   perfect, step(f"vs noisy {p}"))
+        said = []
+        if "X" in sides:
+            x = figures["vs_perfect_as_x"] = _match(game, me, perfect, "X", games, seed,
+                                                    perfect, step("vs perfect as X"))
+            said.append(f"vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}")
+        if as_o:
+            o = figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1,
+                                                    perfect, step("vs perfect as O"))
+            for p in NOISE:
+                noisy = NoisySolver(game, perfect, p, time_limit)
+                figures[f"vs_noisy_{p}_as_o"] = _match(game, me, noisy, "O", noisy_games,
+                                                       seed + 2, perfect,
+                                                       step(f"vs noisy {p}"))
+            said.append(f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
+                        ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}"
+                                  for p in NOISE))
         report["policies"][name] = figures
-        x, o = figures["vs_perfect_as_x"], figures["vs_perfect_as_o"]
-        progress(f"{name}: vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}, "
-                 f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
-                 ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}" for p in NOISE))
+        progress(f"{name}: " + ", ".join(said))
     bar.close()
     report["errors"] = None  # per_stage 0: none (Connect Four's are its benchmark classes)
     if per_stage:
