@@ -426,6 +426,38 @@ class NtupleModel(Model):
         return self.values_of_masks(np.array([x], np.uint64), np.array([o], np.uint64))[0]
 
 
+def ensemble(members: Sequence[NtupleModel], info: ModelInfo) -> NtupleModel:
+    """One network whose every afterstate value is ``tanh`` of the mean of ``members``'
+    sums (their pre-activations): an ensemble of independently trained networks of one
+    game, served as one. Members of the same tuples (runs given the same ``patterns``) are
+    averaged weight by weight, so the ensemble costs what one member does; otherwise their
+    tuples are put side by side, each member's tables scaled by ``1 / k`` (a search then
+    reads ``k`` times the weights). docs/ntuple.md, "Independent runs, averaged".
+
+    Raises:
+        ValueError: no members, or members of different games, widths, states or sides.
+    """
+    if not members:
+        raise ValueError("ensemble: give at least one network")
+    first = members[0]
+    for m in members[1:]:
+        for what, a, b in (("game", m.game.name, first.game.name),
+                           ("tuple length", m.tuples.shape[1], first.tuples.shape[1]),
+                           ("cell states", m.states, first.states),
+                           ("sides", m.sides, first.sides)):
+            if a != b:
+                raise ValueError(f"ensemble: members differ in {what} ({b} and {a})")
+    k = len(members)
+    if all(np.array_equal(m.tuples, first.tuples) for m in members):
+        mean = np.mean([m.weights.astype(np.float64) for m in members], axis=0)
+        return NtupleModel(first.game, info, tuples=first.tuples, weights=mean)
+    tuples = np.concatenate([m.tuples for m in members])
+    # rows: every member's X tables, then (two sides) every member's O tables
+    tables = np.concatenate([m.tables.astype(np.float64) for m in members], axis=1) / k
+    return NtupleModel(first.game, info, tuples=tuples,
+                       weights=tables.reshape(first.sides * len(tuples), -1))
+
+
 def _board(state: State) -> Board:
     assert isinstance(state, Board)
     return state

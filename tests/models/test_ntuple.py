@@ -12,7 +12,7 @@ from gameai.games import get_game
 from gameai.games.mnk.board import Board
 from gameai.models import CorruptModel, ModelInfo, NtupleModel, load_model
 from gameai.models.container import decode, encode
-from gameai.models.ntuple import build_net, parse_patterns, random_walks
+from gameai.models.ntuple import build_net, ensemble, parse_patterns, random_walks
 from gameai.models.ntuple_kernels import (
     afterstate_delta,
     afterstate_sum,
@@ -466,3 +466,44 @@ def test_a_search_that_sees_every_line_end_is_exact():
     _, cut = model.search_within(board, 2, nodes=1)
     assert deep.exact and not shallow.exact
     assert not cut.complete and not cut.exact
+
+
+# -- ensembles ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sides", [1, 2])
+@pytest.mark.parametrize("same_tuples", [True, False])
+def test_an_ensemble_values_each_afterstate_by_its_members_mean_sum(same_tuples, sides):
+    """Every move's value is tanh of the mean of the members' sums (read by the plain
+    reference); members of the same tuples are averaged weight by weight (no more tuples
+    than one member), others put side by side."""
+    game = get_game("connect-4x5-4")
+    members = [_model(game.name, tuples=4, seed=seed, sides=sides) for seed in (3, 4, 5)]
+    if same_tuples:
+        members = [NtupleModel(game, m.info, tuples=members[0].tuples, weights=m.weights)
+                   for m in members]
+    joined = ensemble(members, ModelInfo(game=game.name, algorithm="ntuple"))
+    assert len(joined.tuples) == (4 if same_tuples else 12)
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        board = random_board(game, rng)
+        mine, theirs = (board.x, board.o) if board.to_move == "X" else (board.o, board.x)
+        got = {m.action_id: m.value for m in joined.evaluate(board).moves}
+        for c in board.legal_moves():
+            after = board.play(c)
+            if after.winner() is not None or after.is_full():
+                continue
+            sums = [ref_sum(m, mine | 1 << c, theirs, _side(board)) for m in members]
+            assert got[c] == pytest.approx(np.tanh(np.mean(sums)), abs=1e-5)
+
+
+def test_an_ensemble_refuses_networks_that_do_not_fit_together():
+    info = ModelInfo(game="connect-4x5-4", algorithm="ntuple")
+    one = _model("connect-4x5-4", tuples=4)
+    for other, what in ((_model("connect-4x5-4", tuples=4, length=5), "tuple length"),
+                        (_model("connect-4x5-4", tuples=4, sides=2), "sides"),
+                        (_model("connect-4x5-4", tuples=4, states=3), "cell states"),
+                        (_model("mnk-4x5-4", tuples=4), "game")):
+        with pytest.raises(ValueError, match=f"members differ in {what}"):
+            ensemble([one, other], info)
+    with pytest.raises(ValueError, match="at least one network"):
+        ensemble([], info)
