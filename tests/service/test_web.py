@@ -3,10 +3,12 @@ clicking, see the model's replies and the heat map, watch AI against AI."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,16 +33,26 @@ def browser() -> Iterator[object]:
         browser.close()
 
 
-@pytest.fixture
-def page(browser, server: RunningServer):
+@contextlib.contextmanager
+def watched_page(browser, url: str) -> Iterator[Any]:
+    """A fresh browser context's page at ``url``; closed after, and no script error may
+    have been raised on it (checked when the block ends normally)."""
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{server.http}/")
-    yield page
-    context.close()
+    try:
+        page.goto(url)
+        yield page
+    finally:
+        context.close()
     assert errors == []
+
+
+@pytest.fixture
+def page(browser, server: RunningServer):
+    with watched_page(browser, f"{server.http}/") as page:
+        yield page
 
 
 def choose_game(page, name: str) -> None:

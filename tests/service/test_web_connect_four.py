@@ -14,7 +14,7 @@ from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.store import RedisServer
 from tests.service.conftest import RunningServer, new_store, settings
-from tests.service.test_web import browser, choose_game  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, choose_game, watched_page  # noqa: F401  (the shared Chromium fixture)
 
 pytestmark = pytest.mark.slow
 GAME = "connect-four"
@@ -46,12 +46,7 @@ def c4_web(redis_server: RedisServer) -> Iterator[RunningServer]:
 def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{c4_web.http}/")
+    with watched_page(browser, f"{c4_web.http}/") as page:
         choose_game(page, GAME)
         expect(page.locator("#board .cell")).to_have_count(42)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
@@ -73,9 +68,6 @@ def test_a_click_drops_the_piece_and_the_model_replies(browser, c4_web) -> None:
         page.locator('#board .cell[data-index="17"]').click()  # column 4 again, higher up
         landing = 24 if o_cell == 31 else 31
         expect(page.locator(f'#board .cell[data-index="{landing}"]')).to_have_class(X)
-    finally:
-        context.close()
-    assert errors == []
 
 
 def test_a_move_played_while_the_chosen_game_loads_is_kept(browser, c4_web) -> None:  # noqa: F811
@@ -87,12 +79,7 @@ def test_a_move_played_while_the_chosen_game_loads_is_kept(browser, c4_web) -> N
 
     from playwright.sync_api import expect
 
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{c4_web.http}/")
+    with watched_page(browser, f"{c4_web.http}/") as page:
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
 
         def slowly(route) -> None:
@@ -106,9 +93,6 @@ def test_a_move_played_while_the_chosen_game_loads_is_kept(browser, c4_web) -> N
         page.wait_for_timeout(2_500)  # the held-back levels have arrived
         expect(page.locator('#board .cell[data-index="38"]')).to_have_class(X)
         expect(page.locator("#board .cell.O")).to_have_count(1, timeout=10_000)
-    finally:
-        context.close()
-    assert errors == []
 
 
 @pytest.fixture(scope="module")
@@ -134,12 +118,7 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
     nowhere else."""
     from playwright.sync_api import expect
 
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{c4_ntuple_web.http}/")
+    with watched_page(browser, f"{c4_ntuple_web.http}/") as page:
         choose_game(page, GAME)
         expect(page.locator("#status")).to_have_text("Your move (X)", timeout=10_000)
         valued = page.locator("#board .cell[data-value]:not([data-value=''])")
@@ -159,9 +138,6 @@ def test_each_columns_value_shows_where_its_piece_would_land(browser,  # noqa: F
             "cs => cs.map(c => c.dataset.index)"))
         for cell in landing:  # the lowest empty cell of its column
             assert cell not in occupied and (cell + 7 > 41 or cell + 7 in occupied)
-    finally:
-        context.close()
-    assert errors == []
 
 
 @pytest.fixture(scope="module")

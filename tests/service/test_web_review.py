@@ -14,7 +14,7 @@ from gameai.models import TableModel
 from gameai.store import ModelStore, RedisServer
 from tests.service.conftest import RunningServer, new_store, settings, weak_model
 from tests.service.test_rollout import wait_until
-from tests.service.test_web import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.service.test_web import browser, watched_page  # noqa: F401  (the shared Chromium fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -41,12 +41,7 @@ def test_a_lost_game_is_reviewed_as_a_graph_with_the_losing_moves_marked(
         browser, review_web) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{review_web.http}/")
+    with watched_page(browser, f"{review_web.http}/") as page:
         status = page.locator("#status")
         expect(status).to_have_text("Your move (X)", timeout=10_000)
         expect(page.locator("#shadow")).to_contain_text(
@@ -74,6 +69,3 @@ def test_a_lost_game_is_reviewed_as_a_graph_with_the_losing_moves_marked(
             r"^X: \d+ blunders?, \d+ mistakes?, \d+ inaccurac(y|ies)[,;]"))
         page.click("#new-game")
         expect(page.locator("#review-panel")).to_be_hidden()
-    finally:
-        context.close()
-    assert errors == []
