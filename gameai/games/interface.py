@@ -329,6 +329,13 @@ class Game(abc.ABC):
         solution = self.solve(state, time_limit=time_limit)
         return tuple(sorted(m.move for m in solution.moves if m.outcome != "loss"))
 
+    def forced_win_actions(self, state: State, *, time_limit: float | None = None
+                           ) -> tuple[int, ...]:
+        """The actions of ``state`` whose exact outcome is a win, however slow (ascending;
+        empty when none wins). Raises as :meth:`solve`."""
+        solution = self.solve(state, time_limit=time_limit)
+        return tuple(sorted(m.move for m in solution.moves if m.outcome == "win"))
+
     def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
         """A solver of this game's positions with a table of its own (``2**table_bits``
         entries), for a thread that must not wait on :meth:`solve`'s shared one: called

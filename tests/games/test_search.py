@@ -10,7 +10,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gameai.games import GameOver, get_game
+from gameai.games import Game, GameOver, get_game
 from gameai.games.mnk import search_kernel as kern
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.game import MnkGame
@@ -96,8 +96,9 @@ def test_every_move_scores_as_plain_negamax(name):
 
 @pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3", "connect-3x4-3"])
 def test_optimal_and_non_losing_moves_as_plain_negamax(name):
-    """Every live position: the moves a perfect player draws among (the best score) and the
-    moves that do not lose, each settled by one null-window search, as plain negamax says."""
+    """Every live position: the moves a perfect player draws among (the best score), the
+    moves that do not lose and the moves that win (however slowly), each settled by one
+    null-window search, as plain negamax says."""
     game = get_game(name)
     searcher = Searcher(game, tt_bits=16)
     ref = reference(name)
@@ -110,6 +111,8 @@ def test_optimal_and_non_losing_moves_as_plain_negamax(name):
             best, tuple(sorted(m for m, s in scores.items() if s == best))), board
         assert searcher.non_losing_moves(board) == tuple(
             sorted(m for m, s in scores.items() if s >= 0)), board
+        assert searcher.winning_moves(board) == tuple(
+            sorted(m for m, s in scores.items() if s > 0)), board
 
 
 def _out_of_time(ask: str) -> tuple[Searcher, Board, SearchTimeout]:
@@ -120,6 +123,27 @@ def _out_of_time(ask: str) -> tuple[Searcher, Board, SearchTimeout]:
     with pytest.raises(SearchTimeout) as caught:
         getattr(searcher, ask)(board, time_limit=0.05)
     return searcher, board, caught.value
+
+
+def test_a_games_forced_wins_by_search_are_its_solutions_wins():
+    """Connect Four's ``forced_win_actions`` (null-window searches) against the interface's
+    own (every move's exact outcome from :meth:`Game.solve`), on positions of random games
+    late enough to solve quickly: some with no win, some with a win only slower than the
+    fastest."""
+    game = get_game("connect-four")
+    rng = random.Random(11)
+    kinds = set()
+    for _ in range(40):
+        state = game.initial()
+        while state.ply < 22 and not state.is_over():
+            state = state.play(rng.choice(state.legal_actions()))
+        if state.is_over():
+            continue
+        solution = game.solve(state)
+        expected = Game.forced_win_actions(game, state)
+        assert game.forced_win_actions(state) == expected, state
+        kinds.add((bool(expected), len(expected) > len(solution.optimal_moves)))
+    assert {(False, False), (True, True)} <= kinds
 
 
 def test_optimal_moves_out_of_time_say_what_they_know():

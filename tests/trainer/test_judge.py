@@ -49,6 +49,48 @@ def test_the_noisy_solver_plays_no_losing_move_when_it_has_a_choice():
             assert outcomes[move] != "loss" or set(outcomes.values()) == {"loss"}
 
 
+def test_the_noisy_solver_says_when_its_noise_gave_the_win_away():
+    """Watched, a noisy solver's ``gave_away`` turns true in a game exactly when one of its
+    moves left a position the solver no longer wins (mnk-3x4-3, a first player's win with
+    drawn positions within reach; the opponent plays at random)."""
+    game = get_game("mnk-3x4-3")
+    noisy = NoisySolver(game, perfect_player(game), 0.4, time_limit=1.0, watch=True)
+    rng, seen = random.Random(5), set()
+    for _ in range(60):
+        noisy.begin_game()
+        state, given = game.initial(), False
+        while not state.is_over():
+            if state.to_move == "X":
+                state = state.play(noisy(state, rng))
+                given = given or (not state.is_over() and game.solve(state).value != -1)
+            else:
+                state = state.play(rng.choice(state.legal_actions()))
+        assert noisy.gave_away == given and not noisy.unsure
+        seen.add(given)
+    assert seen == {True, False}
+
+
+def test_the_judge_tallies_the_games_the_noise_gave_away():
+    game = get_game("mnk-3x4-3")
+    perfect = judge(solver_model(game), depths=[None], games=10, noisy_games=40, per_stage=0,
+                    progress=lambda _: None, sides="O")["policies"]["network"]
+    empty = TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, game.num_actions), np.float32))
+    knows_nothing = judge(empty, depths=[None], games=10, noisy_games=40, per_stage=0,
+                          progress=lambda _: None, sides="O")["policies"]["network"]
+    for figures in (perfect, knows_nothing):
+        for p in (0.1, 0.2, 0.3):
+            match = figures[f"vs_noisy_{p}_as_o"]
+            assert match["given_away"]["games"] <= match["games"]
+            assert match["given_away"]["win"] + match["given_away"]["draw"] <= match["draw"] \
+                + match["win"]
+    # The solver's own play holds every game it is given; at p=0.3 some are given.
+    assert perfect["vs_noisy_0.3_as_o"]["given_away"]["games"] > 0
+    assert all(perfect[f"vs_noisy_{p}_as_o"]["given_away"]["loss"] == 0 for p in (0.1, 0.2, 0.3))
+    assert sum(knows_nothing[f"vs_noisy_{p}_as_o"]["given_away"]["loss"]
+               for p in (0.1, 0.2, 0.3)) > 0
+
+
 def test_judging_one_side_plays_only_that_side():
     game = get_game("tictactoe")
     said = []

@@ -140,6 +140,15 @@ class MnkGame(Geometry, Game):
         board = self._board(state)
         return search.searcher(self).non_losing_moves(board, time_limit=time_limit)
 
+    def forced_win_actions(self, state: State, *, time_limit: float | None = None
+                           ) -> tuple[int, ...]:
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
+
+        if not searches(self):
+            return super().forced_win_actions(state, time_limit=time_limit)
+        return search.searcher(self).winning_moves(self._board(state), time_limit=time_limit)
+
     def analyze(self) -> dict[str, Any]:
         from gameai.games.mnk.stats import analyze
 

@@ -447,6 +447,17 @@ class Searcher:
         """
         return self._moves_at_least(board, 0, time_limit)[1]
 
+    def winning_moves(self, board: Board, *, time_limit: float | None = None
+                      ) -> tuple[int, ...]:
+        """The moves whose exact outcome is a win, however slow (ascending; empty when
+        none wins), each settled by one null-window search around the slowest win.
+
+        Raises:
+            GameOver: the game has ended.
+            SearchTimeout: not settled within ``time_limit`` seconds.
+        """
+        return self._moves_at_least(board, 1 + board.ply, time_limit)[1]
+
     def decided_within(self, board: Board, plies: int) -> bool:
         """Whether perfect play ends ``board``'s game in a win or a loss within ``plies``
         plies (two null-window searches: cheaper than the exact score when it is not).

@@ -3,10 +3,10 @@
 Judging a Connect Four model against perfect play asks the search for the optimal moves of
 positions from the first ply on; the earliest take minutes each (the empty board took
 5 minutes of CPU), and every judgement of every model meets them again. The book keeps each
-answer the solver proved (:meth:`Game.optimal_actions`, :meth:`Game.non_losing_actions`)
-by position, in a JSON-lines file appended to as answers come: a judgement stopped half way
-keeps what it proved, and the next one starts from there. Only proved answers are kept;
-nothing is guessed, and nothing is ever unpickled.
+answer the solver proved (:meth:`Game.optimal_actions`, :meth:`Game.non_losing_actions`,
+:meth:`Game.forced_win_actions`) by position, in a JSON-lines file appended to as answers
+come: a judgement stopped half way keeps what it proved, and the next one starts from
+there. Only proved answers are kept; nothing is guessed, and nothing is ever unpickled.
 
 One line a position and question::
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gameai.games import Game, State
 
-ASKS = ("optimal", "non_losing")
+ASKS = ("optimal", "non_losing", "winning")
 
 
 class Book:

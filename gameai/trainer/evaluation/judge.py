@@ -9,7 +9,9 @@ the server plays it):
   whole-game table where it fits, else the search within a time limit a position);
 * **vs noisy solvers as O**: the model moves second against a solver that plays a
   uniformly random *non-losing* move with probability ``p`` (0.1, 0.2, 0.3) and an
-  optimal move otherwise;
+  optimal move otherwise; the games where such a random move gave up the solver's forced
+  win are tallied apart (``given_away``): those the model could hold to a draw, so it
+  should lose none of them;
 * **error rate by stage**: positions of random play at the beginning, middle and end of
   the game (thirds of the board's cells), each labelled by the solver; the model's move is
   an error when another legal move has a strictly better exact outcome (win > draw > loss).
@@ -63,12 +65,32 @@ def model_player(model: Model, depth: int | None) -> Player:
 
 class NoisySolver:
     """Optimal play, except that with probability ``p`` a uniformly random non-losing move
-    (a move whose exact outcome is not a loss; where every move loses, any move)."""
+    (a move whose exact outcome is not a loss; where every move loses, any move).
 
-    def __init__(self, game: Game, perfect: PerfectPlayer, p: float, time_limit: float) -> None:
+    With ``watch`` it also says whether its noise gave the game away: :attr:`gave_away`
+    turns true at a random move that leaves no forced win (from a won position, a draw;
+    on a board whose start is a draw, any random move), so the model met a position it
+    could hold from then on; :attr:`unsure` where the solver ran out of time to tell.
+    :meth:`begin_game` resets both. The moves and their randomness are the same watched
+    or not."""
+
+    def __init__(self, game: Game, perfect: PerfectPlayer, p: float, time_limit: float,
+                 *, watch: bool = False) -> None:
         self.game, self.perfect, self.p, self.time_limit = game, perfect, p, time_limit
         self._safe: dict[int, tuple[int, ...]] = {}
         self._book = perfect.book if perfect.book is not None else Book(game)
+        self.watch = watch
+        self.gave_away = self.unsure = False
+
+    def begin_game(self) -> None:
+        """A new game: nothing given away yet."""
+        self.gave_away = self.unsure = False
+
+    def winning(self, state: State) -> tuple[int, ...]:
+        """The moves of ``state`` that keep a forced win (proved; the book's where held).
+        Raises SearchTimeout where the solver runs out of time."""
+        return self._book.answer("winning", state, lambda: self.game.forced_win_actions(
+            state, time_limit=self.time_limit))
 
     def safe(self, state: State) -> tuple[int, ...]:
         found = self._safe.get(state.key)
@@ -95,7 +117,13 @@ class NoisySolver:
     def __call__(self, state: State, rng: random.Random) -> int:
         if rng.random() < self.p:
             options = self.safe(state)
-            return options[int(rng.random() * len(options))]
+            move = options[int(rng.random() * len(options))]
+            if self.watch and not self.gave_away:
+                try:
+                    self.gave_away = move not in self.winning(state)
+                except SearchTimeout:
+                    self.unsure = True
+            return move
         return self.perfect(state, rng)
 
 
@@ -113,21 +141,48 @@ def _tally(results: list[str | None], side: str) -> dict[str, Any]:
 
 def games_against(game: Game, me: Player, opponent: Player, side: str, games: int,
                   seed: int, progress: Callable[[], None] | None = None) -> dict[str, Any]:
+    return _tally(_results(game, me, opponent, side, games, seed, progress), side)
+
+
+def _results(game: Game, me: Player, opponent: Player, side: str, games: int, seed: int,
+             progress: Callable[[], None] | None = None,
+             after: Callable[[str | None], None] | None = None) -> list[str | None]:
+    """The winners of ``games`` games of ``me`` as ``side``; ``after`` hears each one's
+    winner as it ends (a :class:`NoisySolver` opponent has begun a new game by then)."""
     rng = random.Random(seed)
     results = []
     for _ in range(games):
         x, o = (me, opponent) if side == "X" else (opponent, me)
+        if isinstance(opponent, NoisySolver):
+            opponent.begin_game()
         results.append(play_game(game, x, o, rng))
+        if after is not None:
+            after(results[-1])
         if progress is not None:
             progress()
-    return _tally(results, side)
+    return results
 
 
 def _match(game: Game, me: Player, opponent: Player, side: str, games: int, seed: int,
            perfect: PerfectPlayer, progress: Callable[[], None]) -> dict[str, Any]:
-    """:func:`games_against`, with how many of the opponent's moves the solver proved."""
+    """:func:`games_against`, with how many of the opponent's moves the solver proved, and
+    against a watching :class:`NoisySolver` the games its noise gave away, tallied apart
+    (``given_away``: the model's results in them; the target is never to lose one) with
+    the games the solver could not tell (``given_away_unsure``)."""
     before = (perfect.exact_moves, perfect.guessed_moves)
-    out = games_against(game, me, opponent, side, games, seed, progress)
+    given: list[str | None] = []
+    unsure = [0]
+
+    def after(winner: str | None) -> None:
+        if isinstance(opponent, NoisySolver) and opponent.watch:
+            if opponent.gave_away:
+                given.append(winner)
+            unsure[0] += opponent.unsure and not opponent.gave_away
+
+    out = _tally(_results(game, me, opponent, side, games, seed, progress, after), side)
+    if isinstance(opponent, NoisySolver) and opponent.watch:
+        out["given_away"] = _tally(given, side)
+        out["given_away_unsure"] = unsure[0]
     out["unproved_moves"] = perfect.guessed_moves - before[1]
     out["opponent_moves"] = perfect.exact_moves - before[0] + out["unproved_moves"]
     return out
@@ -229,13 +284,16 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
             o = figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1,
                                                     perfect, step("vs perfect as O"))
             for p in NOISE:
-                noisy = NoisySolver(game, perfect, p, time_limit)
+                noisy = NoisySolver(game, perfect, p, time_limit, watch=True)
                 figures[f"vs_noisy_{p}_as_o"] = _match(game, me, noisy, "O", noisy_games,
                                                        seed + 2, perfect,
                                                        step(f"vs noisy {p}"))
+            noisy_figures = [(p, figures[f"vs_noisy_{p}_as_o"]) for p in NOISE]
             said.append(f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
-                        ", ".join(f"p={p}: {figures[f'vs_noisy_{p}_as_o']['win']}"
-                                  for p in NOISE))
+                        ", ".join(f"p={p}: {f['win']}" for p, f in noisy_figures) +
+                        "; lost of the games the noise gave away " +
+                        ", ".join(f"p={p}: {f['given_away']['loss']} of "
+                                  f"{f['given_away']['games']}" for p, f in noisy_figures))
         report["policies"][name] = figures
         progress(f"{name}: " + ", ".join(said))
     bar.close()
