@@ -83,6 +83,22 @@ def test_a_discount_values_a_win_by_how_soon_it_comes(ttt):
     assert min(discounted[c] for c in forks) > 0.3  # still clearly winning
 
 
+def test_cross_entropy_moves_a_value_the_network_is_wrongly_sure_of(ttt):
+    """Every afterstate starts valued tanh(-3) = -0.995 (sure to lose): the squared error's
+    step, times tanh's slope of 0.01 there, hardly moves it in 50 games; the
+    cross-entropy's step has no slope and learns that none of X's first moves loses."""
+    def first_moves(loss):
+        learner = make_learner(ttt, "ntuple", seed=1, params={
+            "loss": loss, "alpha_start": "0.1", "alpha_end": "0.1"})
+        learner.weights[:] = -3.0 / learner.net.pt_cells.shape[0]  # each sum -3
+        learner.play(50)
+        return [m.value for m in learner.export().evaluate(ttt.initial()).moves]
+
+    squared, cross_entropy = first_moves("squared"), first_moves("cross-entropy")
+    assert max(squared) < -0.9
+    assert min(cross_entropy) > -0.7
+
+
 def test_a_short_run_learns_tictactoe(ttt):
     learner = make_learner(ttt, "ntuple", seed=1)
     untrained = learner.export()
@@ -177,6 +193,7 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"actors": "2", "tcl": "true"}, "tcl"),
     ({"gamma": "0"}, "gamma"),
     ({"gamma": "1.01"}, "gamma"),
+    ({"loss": "hinge"}, "loss"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):

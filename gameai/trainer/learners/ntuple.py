@@ -23,7 +23,11 @@ default) discounts a ply: with ``gamma`` < 1 a win is worth more the sooner it c
 loss less the later, so the loser's tables learn to hold out and the winner's to finish,
 as an exact score does (:func:`lambda_returns`). Each weight read by ``s_t``
 moves by ``alpha / P * (G_t - V(s_t)) * (1 - V(s_t)^2)`` (``P`` physical tuples; ``alpha``
-annealed like epsilon). ``exploring_starts``: the share of games that open with a
+annealed like epsilon): the squared error's gradient, whose tanh slope all but stops a
+value the network is sure of (``V`` near -1 learns nothing from a win). With
+``loss="cross-entropy"`` the slope is left out, the gradient of the cross-entropy of
+``(1 + V) / 2`` against ``(1 + G) / 2``: a confident value the games contradict moves at
+once. ``exploring_starts``: the share of games that open with a
 random number of random moves (:func:`gameai.trainer.walkers.bitboard.random_opening`; at most
 ``opening_plies`` of them when given), so positions after an opponent's blunder are met
 too. With ``tcl`` the step of each weight is scaled by temporal
@@ -79,6 +83,7 @@ if TYPE_CHECKING:
     from gameai.trainer.selfplay.ray import RemoteSelfPlay
     from gameai.trainer.selfplay.rounds import Backend, SelfPlay
 
+LOSSES = ("squared", "cross-entropy")  # the step's loss (index 11 of the schedule)
 AVERAGE_EVERY = 32_768  # games between two steps of the weights' moving average
 
 
@@ -108,6 +113,7 @@ class NtupleParams(Params):
     average_halflife: float = added_later(0.0)  # games; > 0: export the moving average
     average_from: int = added_later(0)  # games before the average starts (a copy then)
     gamma: float = added_later(1.0)  # a ply's discount of the return (1: none)
+    loss: str = added_later("squared")  # "cross-entropy": a step without tanh's slope
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -141,13 +147,14 @@ class NtupleParams(Params):
                 "at least 0 (0: the last weights are exported)")
         require(self.average_from >= 0, "average_from", "at least 0")
         require(0 < self.gamma <= 1, "gamma", "in (0, 1] (1: no discount)")
+        require(self.loss in LOSSES, "loss", f"one of {', '.join(LOSSES)}")
 
     def schedule(self) -> np.ndarray:
         """The self-play kernel's parameters, in :func:`play_games`' order."""
         return np.array([self.alpha_start, self.alpha_end, self.alpha_halflife,
                          self.epsilon_start, self.epsilon_end, self.epsilon_halflife,
                          self.lam, self.exploring_starts, self.tcl_beta, self.opening_plies,
-                         self.gamma], dtype=np.float64)
+                         self.gamma, LOSSES.index(self.loss)], dtype=np.float64)
 
 
 class NtupleLearner(Learner):
@@ -427,6 +434,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     lam = schedule[6]
     beta = schedule[8]
     gamma = schedule[10]
+    cross_entropy = schedule[11] == 1.0
     targets = np.empty(cells)
     # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
@@ -520,8 +528,9 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
             for p in range(count):
                 s += W[net.pt_table[p], history[t, p]]
             v = np.tanh(s)
-            delta = step0 * (target - v) * (1.0 - v * v)
-            shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * (1.0 - v * v))
+            slope = 1.0 if cross_entropy else 1.0 - v * v
+            delta = step0 * (target - v) * slope
+            shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * slope)
             for p in range(count):
                 tab = net.pt_table[p]
                 i = history[t, p]
