@@ -49,6 +49,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="with --judge: the sides the model plays against perfect play "
                    "(default XO; the noisy solvers are met as O, so only with O). X alone "
                    "halves a Connect Four judgement's proofs")
+    p.add_argument("--judge-mistakes", action="store_true",
+                   help="with --judge: for each game as X not won, the first move that "
+                   "made its exact outcome worse, and whether the other depths judged "
+                   "play a right move there")
     p.add_argument("--judge-depths", metavar="DEPTHS",
                    help="with --judge and --positions: the search depths to judge, "
                    "comma-separated, besides the network alone (default: the game's "
@@ -122,7 +126,8 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
                                 noisy_games=args.noisy_games, per_stage=args.per_stage,
                                 time_limit=args.time_limit, book=book,
                                 show_progress=True, progress=say,  # on stderr
-                                runner=_labeller(args.cluster), sides=args.judge_sides)
+                                runner=_labeller(args.cluster), sides=args.judge_sides,
+                                mistakes=args.judge_mistakes)
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "

@@ -47,12 +47,15 @@ def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
     bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                    "--skip-strength", "--judge", "4", "--noisy-games", "2", "--per-stage",
                    "0", "--judge-depths", "1,3", "--judge-sides", "X", "--positions", "3",
-                   "--json")
+                   "--judge-mistakes", "--json")
     assert bench.returncode == 0, bench.stderr
     figures = json.loads(bench.stdout)
     assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
-    for policy in figures["judge"]["policies"].values():
+    for name, policy in figures["judge"]["policies"].items():
         assert set(policy) == {"vs_perfect_as_x"}  # --judge-sides X: first player only
+        found = policy["vs_perfect_as_x"]["first_mistakes"]  # --judge-mistakes
+        assert found["games"] <= policy["vs_perfect_as_x"]["games"]
+        assert set(found["others_right"]) == {"network", "depth 1", "depth 3"} - {name}
     hard = figures["positions"]["classes"]["beginning hard"]
     assert "needs 28 or more plies left" in hard["omitted"]  # 20 cells: none exist
     # other classes, and the served best level beside the network (a budget of 200 ms

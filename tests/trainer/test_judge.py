@@ -11,7 +11,8 @@ from gameai.games import get_game
 from gameai.models import ModelInfo, TableModel
 from gameai.models.oracle import solver_model
 from gameai.trainer.evaluation.calibrate import perfect_player
-from gameai.trainer.evaluation.judge import NoisySolver, judge, stage_positions
+from gameai.trainer.evaluation.judge import NoisySolver, judge, model_player, stage_positions
+from gameai.trainer.training import make_learner
 
 
 def test_the_perfect_model_never_loses_and_never_errs():
@@ -89,6 +90,63 @@ def test_the_judge_tallies_the_games_the_noise_gave_away():
     assert all(perfect[f"vs_noisy_{p}_as_o"]["given_away"]["loss"] == 0 for p in (0.1, 0.2, 0.3))
     assert sum(knows_nothing[f"vs_noisy_{p}_as_o"]["given_away"]["loss"]
                for p in (0.1, 0.2, 0.3)) > 0
+
+
+def test_first_mistakes_are_the_first_moves_that_worsen_the_outcome():
+    """Against a plain replay of the same games (same seed, the solver's outcomes of every
+    move): each game the model did not win as X is counted at its first move whose exact
+    outcome is below the position's, and the other policy's move there is judged the
+    same way. A model that knows nothing (mnk-3x4-3, a first player's win) against the
+    solver's own model as the other policy, which is right everywhere."""
+    game = get_game("mnk-3x4-3")
+    empty = TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, game.num_actions), np.float32))
+    report = judge(empty, depths=[None], games=30, noisy_games=0, per_stage=0,
+                   progress=lambda _: None, sides="X", mistakes=True)
+    found = report["policies"]["network"]["vs_perfect_as_x"]["first_mistakes"]
+
+    def outcome(state, move):
+        return {m.move: {"win": 1, "draw": 0, "loss": -1}[m.outcome]
+                for m in game.solve(state).moves}[move]
+
+    me, perfect, rng = model_player(empty, None), perfect_player(game), random.Random(0)
+    expected: dict[tuple[str, int], int] = {}
+    for _ in range(30):
+        state, line = game.initial(), []
+        while not state.is_over():
+            if state.to_move == "X":
+                line.append(state)
+                state = state.play(me(state, rng))
+            else:
+                state = state.play(perfect(state, rng))
+        if state.winner() == "X":
+            continue
+        for i, before in enumerate(line):
+            best = max(outcome(before, a) for a in before.legal_actions())
+            if outcome(before, me(before, rng)) < best:
+                expected[(str(before), 2 * i)] = expected.get((str(before), 2 * i), 0) + 1
+                break
+    got = {(e["position"], e["ply"]): e["games"] for e in found["positions"]}
+    assert got == expected and sum(expected.values()) == found["games"] > 0
+    assert found["unsure"] == 0 and found["others_right"] == {}
+
+    # a little-trained network and its depth-1 search, each judged where the other erred
+    learner = make_learner(game, "ntuple", seed=1)
+    learner.play(20)
+    model = learner.export()
+    policies = judge(model, depths=[None, 1], games=30, noisy_games=0, per_stage=0,
+                     progress=lambda _: None, sides="X", mistakes=True)["policies"]
+    assert policies["network"]["vs_perfect_as_x"]["first_mistakes"]["positions"]
+    for name, other in (("network", "depth 1"), ("depth 1", "network")):
+        found = policies[name]["vs_perfect_as_x"]["first_mistakes"]
+        assert found["others_right"][other] == sum(
+            e["games"] for e in found["positions"] if e["others"][other]["right"])
+        for e in found["positions"]:
+            state = game.parse(e["position"])
+            best = max(outcome(state, a) for a in state.legal_actions())
+            assert outcome(state, e["played"]) < best
+            move = e["others"][other]["move"]
+            assert e["others"][other]["right"] == (outcome(state, move) == best)
 
 
 def test_judging_one_side_plays_only_that_side():

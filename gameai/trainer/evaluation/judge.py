@@ -89,8 +89,7 @@ class NoisySolver:
     def winning(self, state: State) -> tuple[int, ...]:
         """The moves of ``state`` that keep a forced win (proved; the book's where held).
         Raises SearchTimeout where the solver runs out of time."""
-        return self._book.answer("winning", state, lambda: self.game.forced_win_actions(
-            state, time_limit=self.time_limit))
+        return winning_moves(self._book, state, self.time_limit)
 
     def safe(self, state: State) -> tuple[int, ...]:
         found = self._safe.get(state.key)
@@ -125,6 +124,66 @@ class NoisySolver:
                     self.unsure = True
             return move
         return self.perfect(state, rng)
+
+
+def winning_moves(book: Book, state: State, time_limit: float) -> tuple[int, ...]:
+    """The moves of ``state`` whose exact outcome is a win (``book``'s answer where it
+    holds one, else proved and kept there). Raises SearchTimeout past ``time_limit``."""
+    return book.answer("winning", state, lambda: book.game.forced_win_actions(
+        state, time_limit=time_limit))
+
+
+def best_outcome_moves(book: Book, state: State, time_limit: float) -> tuple[int, ...]:
+    """The moves of ``state`` with its best exact outcome: the winning ones where one
+    wins, else the drawing ones where one draws, else every move. Raises SearchTimeout
+    past ``time_limit``."""
+    wins = winning_moves(book, state, time_limit)
+    if wins:
+        return wins
+    holds = book.answer("non_losing", state, lambda: book.game.non_losing_actions(
+        state, time_limit=time_limit))
+    return holds or tuple(state.legal_actions())
+
+
+def first_mistakes(players: dict[str, Player], lines: list[list[tuple[State, int]]],
+                   book: Book, time_limit: float, rng: random.Random) -> dict[str, Any]:
+    """Where a policy's games as first player went wrong: in each of ``lines`` (the
+    positions it moved from and its moves, in a game it did not win) the first move whose
+    exact outcome is worse than the position's (a draw or a loss where a win was there, a
+    loss where a draw was). Each such position once, with the games that met it, its
+    best moves, and whether each of ``players`` (the other depths) plays one of them:
+    which depth errs where the others do not. A game held to its best outcome throughout
+    (a drawn board drawn) has none."""
+    found: dict[int, dict[str, Any]] = {}
+    unsure = 0
+    for line in lines:
+        for i, (state, move) in enumerate(line):  # the first player's: plies 0, 2, 4...
+            try:
+                best = best_outcome_moves(book, state, time_limit)
+            except SearchTimeout:
+                unsure += 1
+                break
+            if move in best:
+                continue
+            entry = found.get(state.key)
+            if entry is None:
+                others = {name: player(state, rng) for name, player in players.items()}
+                entry = found[state.key] = {
+                    "position": str(state), "ply": 2 * i, "played": move,
+                    "best": list(best), "games": 0,
+                    "others": {name: {"move": m, "right": m in best}
+                               for name, m in others.items()}}
+            entry["games"] += 1
+            break
+    positions = sorted(found.values(), key=lambda e: (-e["games"], e["ply"]))
+    games = sum(e["games"] for e in positions)
+    by_ply: dict[int, int] = {}
+    for e in positions:
+        by_ply[e["ply"]] = by_ply.get(e["ply"], 0) + e["games"]
+    return {"games": games, "unsure": unsure, "by_ply": dict(sorted(by_ply.items())),
+            "others_right": {name: sum(e["games"] for e in positions
+                                       if e["others"][name]["right"]) for name in players},
+            "positions": positions}
 
 
 def _tally(results: list[str | None], side: str) -> dict[str, Any]:
@@ -164,7 +223,8 @@ def _results(game: Game, me: Player, opponent: Player, side: str, games: int, se
 
 
 def _match(game: Game, me: Player, opponent: Player, side: str, games: int, seed: int,
-           perfect: PerfectPlayer, progress: Callable[[], None]) -> dict[str, Any]:
+           perfect: PerfectPlayer, progress: Callable[[], None],
+           each: Callable[[str | None], None] | None = None) -> dict[str, Any]:
     """:func:`games_against`, with how many of the opponent's moves the solver proved, and
     against a watching :class:`NoisySolver` the games its noise gave away, tallied apart
     (``given_away``: the model's results in them; the target is never to lose one) with
@@ -174,6 +234,8 @@ def _match(game: Game, me: Player, opponent: Player, side: str, games: int, seed
     unsure = [0]
 
     def after(winner: str | None) -> None:
+        if each is not None:
+            each(winner)
         if isinstance(opponent, NoisySolver) and opponent.watch:
             if opponent.gave_away:
                 given.append(winner)
@@ -246,7 +308,7 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
           noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
           time_limit: float = 2.0, book: Book | None = None, show_progress: bool = False,
           progress: Callable[[str], None] = print, runner: Runner | None = None,
-          sides: str = "XO") -> dict[str, Any]:
+          sides: str = "XO", mistakes: bool = False) -> dict[str, Any]:
     """Every figure of the module docstring for each policy (``None``: the network alone).
 
     ``book`` keeps the searched opponents' proved answers (on disk, when it has a path), so
@@ -254,7 +316,9 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     ``show_progress`` draws a bar of the games played with their rate and ETA; ``runner``
     labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`);
     ``sides`` which sides play perfect play (``X``, ``O`` or ``XO``; the noisy solvers
-    are met as O, so only with ``O``). Raises ValueError for other sides."""
+    are met as O, so only with ``O``); ``mistakes`` adds, for each policy's games as X
+    that it did not win, where it first gave the win away (:func:`first_mistakes`).
+    Raises ValueError for other sides."""
     from gameai.trainer.progress import Progress
 
     if sides not in ("X", "O", "XO"):
@@ -277,9 +341,29 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
         figures: dict[str, Any] = {}
         said = []
         if "X" in sides:
-            x = figures["vs_perfect_as_x"] = _match(game, me, perfect, "X", games, seed,
-                                                    perfect, step("vs perfect as X"))
+            line: list[tuple[State, int]] = []
+            lost_lines: list[list[tuple[State, int]]] = []
+
+            def recorded(state: State, rng: random.Random) -> int:
+                move = me(state, rng)  # noqa: B023
+                line.append((state, move))  # noqa: B023
+                return move
+
+            def each(winner: str | None) -> None:
+                if winner != "X":
+                    lost_lines.append(list(line))  # noqa: B023
+                line.clear()  # noqa: B023
+
+            x = figures["vs_perfect_as_x"] = _match(
+                game, recorded if mistakes else me, perfect, "X", games, seed, perfect,
+                step("vs perfect as X"), each if mistakes else None)
             said.append(f"vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}")
+            if mistakes:
+                book_here = perfect.book if perfect.book is not None else Book(game)
+                found = x["first_mistakes"] = first_mistakes(
+                    {n: p for n, p in players.items() if n != name}, lost_lines, book_here,
+                    time_limit, random.Random(seed))
+                said.append(f"first went wrong at plies {found['by_ply']}")
         if as_o:
             o = figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1,
                                                     perfect, step("vs perfect as O"))
