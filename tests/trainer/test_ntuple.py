@@ -99,6 +99,21 @@ def test_cross_entropy_moves_a_value_the_network_is_wrongly_sure_of(ttt):
     assert min(cross_entropy) > -0.7
 
 
+def test_the_second_player_explores_as_much_as_asked(ttt):
+    """``second_explores`` multiplies the second player's epsilon only: at 10 times an
+    epsilon of 0.1, O moves at random throughout and X wins most self-play games; at 0 O
+    never explores, and X, still exploring, wins fewer than with the default."""
+    def x_wins(times):
+        learner = make_learner(ttt, "ntuple", seed=1, params={
+            "epsilon_start": "0.1", "epsilon_end": "0.1", "second_explores": str(times)})
+        learner.play(3000)  # learn first, then count
+        return learner.play(2000).x_wins
+
+    default, random_o, greedy_o = x_wins(1), x_wins(10), x_wins(0)
+    assert random_o > 1200 > default
+    assert greedy_o <= default
+
+
 def test_a_short_run_learns_tictactoe(ttt):
     learner = make_learner(ttt, "ntuple", seed=1)
     untrained = learner.export()
@@ -194,6 +209,7 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"gamma": "0"}, "gamma"),
     ({"gamma": "1.01"}, "gamma"),
     ({"loss": "hinge"}, "loss"),
+    ({"second_explores": "-1"}, "second_explores"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):

@@ -27,13 +27,15 @@ annealed like epsilon): the squared error's gradient, whose tanh slope all but s
 value the network is sure of (``V`` near -1 learns nothing from a win). With
 ``loss="cross-entropy"`` the slope is left out, the gradient of the cross-entropy of
 ``(1 + V) / 2`` against ``(1 + G) / 2``: a confident value the games contradict moves at
-once. ``exploring_starts``: the share of games that open with a
-random number of random moves (:func:`gameai.trainer.walkers.bitboard.random_opening`; at most
-``opening_plies`` of them when given), so positions after an opponent's blunder are met
-too. With ``tcl`` the step of each weight is scaled by temporal
-coherence learning's ``r = |sum of its updates| / sum of |updates|`` (Beal and Smith), or
-with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r - 1))`` (Bagheri et al.'s TCL-EXP, which lets a
-large ``alpha`` settle per weight).
+once. ``second_explores`` scales the second player's epsilon: its table values the
+afterstates a search meets after every reply, not only those its greedy play chooses, and
+the first player's returns are cut at its random moves as at any. ``exploring_starts``:
+the share of games that open with a random number of random moves
+(:func:`gameai.trainer.walkers.bitboard.random_opening`; at most ``opening_plies`` of them
+when given), so positions after an opponent's blunder are met too. With ``tcl`` the step
+of each weight is scaled by temporal coherence learning's ``r = |sum of its updates| /
+sum of |updates|`` (Beal and Smith), or with ``tcl_beta`` > 0 by ``exp(tcl_beta * (r -
+1))`` (Bagheri et al.'s TCL-EXP, which lets a large ``alpha`` settle per weight).
 
 With ``average_halflife`` > 0 the model exported is not the last weights but their
 exponential moving average (Polyak and Juditsky's averaging of iterates): from the first
@@ -114,6 +116,7 @@ class NtupleParams(Params):
     average_from: int = added_later(0)  # games before the average starts (a copy then)
     gamma: float = added_later(1.0)  # a ply's discount of the return (1: none)
     loss: str = added_later("squared")  # "cross-entropy": a step without tanh's slope
+    second_explores: float = added_later(1.0)  # the second player's epsilon, times epsilon
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -148,13 +151,16 @@ class NtupleParams(Params):
         require(self.average_from >= 0, "average_from", "at least 0")
         require(0 < self.gamma <= 1, "gamma", "in (0, 1] (1: no discount)")
         require(self.loss in LOSSES, "loss", f"one of {', '.join(LOSSES)}")
+        require(0 <= self.second_explores <= 100, "second_explores",
+                "between 0 and 100 (a multiple of epsilon, at most 1 in all)")
 
     def schedule(self) -> np.ndarray:
         """The self-play kernel's parameters, in :func:`play_games`' order."""
         return np.array([self.alpha_start, self.alpha_end, self.alpha_halflife,
                          self.epsilon_start, self.epsilon_end, self.epsilon_halflife,
                          self.lam, self.exploring_starts, self.tcl_beta, self.opening_plies,
-                         self.gamma, LOSSES.index(self.loss)], dtype=np.float64)
+                         self.gamma, LOSSES.index(self.loss), self.second_explores],
+                        dtype=np.float64)
 
 
 class NtupleLearner(Learner):
@@ -435,6 +441,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     beta = schedule[8]
     gamma = schedule[10]
     cross_entropy = schedule[11] == 1.0
+    second_explores = schedule[12]
     targets = np.empty(cells)
     # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
@@ -451,6 +458,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
         n = played + g
         alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
         eps = schedule[4] + (schedule[3] - schedule[4]) * 0.5 ** (n / schedule[5])
+        eps_side = (eps, min(1.0, eps * second_explores))
         x = np.uint64(0)
         o = np.uint64(0)
         for side in range(2):
@@ -481,7 +489,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                         net, side_table(W3, m), idx[m], cur[m], states[m], c, pend, touched))
                 best = max(best, vals[k])
                 k += 1
-            if ply < opening or (eps > 0.0 and uniform(rng) < eps):
+            if ply < opening or (eps_side[m] > 0.0 and uniform(rng) < eps_side[m]):
                 pick = below(rng, k)
             else:
                 pick = greedy(vals, k, rng)
