@@ -49,6 +49,9 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="with --judge: the sides the model plays against perfect play "
                    "(default XO; the noisy solvers are met as O, so only with O). X alone "
                    "halves a Connect Four judgement's proofs")
+    p.add_argument("--judge-seed", type=int, default=0, metavar="SEED",
+                   help="with --judge: the seed of the judge's games (default 0); another "
+                   "seed plays other games, to check a figure chosen on the first")
     p.add_argument("--judge-mistakes", action="store_true",
                    help="with --judge: for each game as X not won, the first move that "
                    "made its exact outcome worse, and whether the other depths judged "
@@ -127,7 +130,7 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
                                 time_limit=args.time_limit, book=book,
                                 show_progress=True, progress=say,  # on stderr
                                 runner=_labeller(args.cluster), sides=args.judge_sides,
-                                mistakes=args.judge_mistakes)
+                                mistakes=args.judge_mistakes, seed=args.judge_seed)
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "

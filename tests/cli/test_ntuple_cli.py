@@ -47,9 +47,10 @@ def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
     bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                    "--skip-strength", "--judge", "4", "--noisy-games", "2", "--per-stage",
                    "0", "--judge-depths", "1,3", "--judge-sides", "X", "--positions", "3",
-                   "--judge-mistakes", "--json")
+                   "--judge-mistakes", "--judge-seed", "3", "--json")
     assert bench.returncode == 0, bench.stderr
     figures = json.loads(bench.stdout)
+    assert figures["judge"]["seed"] == 3
     assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
     for name, policy in figures["judge"]["policies"].items():
         assert set(policy) == {"vs_perfect_as_x"}  # --judge-sides X: first player only
