@@ -317,7 +317,7 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`);
     ``sides`` which sides play perfect play (``X``, ``O`` or ``XO``; the noisy solvers
     are met as O, so only with ``O``); ``mistakes`` adds, for each policy's games as X
-    that it did not win, where it first gave the win away (:func:`first_mistakes`).
+    that it did not win, the first move that made its outcome worse (:func:`first_mistakes`).
     Raises ValueError for other sides."""
     from gameai.trainer.progress import Progress
 
