@@ -1,15 +1,19 @@
 """The n-tuple learner: deterministic per seed, it improves measurably in a short run, its
 parameters are checked, and it warm-starts from its own model."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 from gameai.games import get_game
 from gameai.models import NtupleModel, load_model
+from gameai.models.ntuple_kernels import cell_states, read_weights, side_table, tuple_indices
 from gameai.trainer.evaluation.evaluate import losses, optimal_move_rate, vs_random
 from gameai.trainer.learners.base import BadParameter
-from gameai.trainer.learners.ntuple import lambda_returns
+from gameai.trainer.learners.ntuple import lambda_returns, sibling_target
 from gameai.trainer.training import CannotTrain, make_learner, train
+from tests.models.test_ntuple import _model, random_board, ref_values
 
 
 def test_same_seed_same_model_bytes(ttt):
@@ -114,6 +118,71 @@ def test_the_second_player_explores_as_much_as_asked(ttt):
     assert greedy_o <= default
 
 
+@pytest.mark.parametrize("name", ["tictactoe", "connect-4x5-4", "connect-four"])
+def test_a_siblings_target_is_the_opponents_best_afterstate(name):
+    """The kernel's value of the opponent's best reply to a move, from its incremental
+    view, against reading every reply's afterstate from scratch (the model tests' plain
+    reference): 1 if a reply wins, 0 if it fills the board."""
+    model = _model(name, sides=2)
+    net, W3 = model.net, model.tables
+    rng = np.random.default_rng(8)
+    checked = wins = 0
+    while checked < 60:
+        board = random_board(model.game, rng)
+        mover = 0 if board.to_move == "X" else 1
+        mine, theirs = (board.x, board.o) if mover == 0 else (board.o, board.x)
+        for cell in board.legal_moves():
+            after = board.play(cell)
+            if after.is_over():
+                continue  # a move that ends the game is no sibling
+            expected = max(v for v in ref_values(model, after) if v is not None)
+            states = np.empty(net.cells, np.int64)
+            idx = np.empty(net.pt_cells.shape[0], np.int64)
+            cur = np.empty(net.pt_cells.shape[0], np.float32)
+            cell_states(net, np.uint64(theirs), np.uint64(mine), states)
+            tuple_indices(net, states, idx)
+            base = read_weights(net, side_table(W3, 1 - mover), idx, cur)
+            pend = np.zeros(idx.size, np.int64)
+            got = sibling_target(net, side_table(W3, 1 - mover), states, idx, cur, base,
+                                 np.uint64(theirs), np.uint64(board.x | board.o), cell,
+                                 pend, np.empty(idx.size, np.int64))
+            assert got == pytest.approx(expected, abs=1e-5), (board, cell)
+            checked += 1
+            wins += got == 1.0
+    assert wins > 0  # some replies win at once
+
+
+def test_siblings_learn_the_moves_self_play_does_not_play(ttt):
+    """Greedy self-play (no exploration) hardly plays a move that hands the opponent a
+    win in one, so its tables learn such afterstates only through what they share with
+    others; learning two siblings a ply, each towards minus its opponent's best reply
+    (-1 here: the reply wins), values them far more surely as the losses they are."""
+    def blunders_valued(siblings):
+        learner = make_learner(ttt, "ntuple", seed=1, params={
+            "sides": "2", "epsilon_start": "0", "epsilon_end": "0",
+            "siblings": str(siblings)})
+        learner.play(1000)
+        model, values = learner.export(), []  # O's afterstates, by the plain reference
+        for first, second in itertools.permutations(range(9), 2):
+            board = ttt.initial().play(first).play(second)
+            for third in board.legal_moves():
+                after = board.play(third)
+                if any(after.play(r).winner() for r in after.legal_moves()):
+                    continue
+                for reply in after.legal_moves():  # O leaves X a win in one
+                    position = after.play(reply)
+                    if not position.is_over() and any(
+                            position.play(m).winner() for m in position.legal_moves()):
+                        values.append(ref_values(model, after)[reply])
+        return float(np.mean(values)), len(values)
+
+    plain, count = blunders_valued(0)
+    learned, _ = blunders_valued(2)
+    assert count > 1000
+    assert learned < -0.6
+    assert learned < plain - 0.3
+
+
 def test_a_short_run_learns_tictactoe(ttt):
     learner = make_learner(ttt, "ntuple", seed=1)
     untrained = learner.export()
@@ -210,6 +279,7 @@ def test_warm_start_continues_the_same_network(ttt):
     ({"gamma": "1.01"}, "gamma"),
     ({"loss": "hinge"}, "loss"),
     ({"second_explores": "-1"}, "second_explores"),
+    ({"siblings": "9"}, "siblings"),
     ({"nonsense": "1"}, "unknown parameter"),
 ])
 def test_bad_parameters_are_named(ttt, params, message):

@@ -162,11 +162,14 @@ def test_asynchronous_merge_matches_the_reference(rule):
     assert isinstance(update, Update) and np.array_equal(update.values, flat[update.entry])
 
 
-@pytest.mark.parametrize("name", ["tictactoe", "connect-4x5-4"])
-def test_a_tracked_share_is_the_untracked_games_taken_out(name):
+@pytest.mark.parametrize("name, siblings", [("tictactoe", 0), ("connect-4x5-4", 0),
+                                            ("connect-4x5-4", 3)])
+def test_a_tracked_share_is_the_untracked_games_taken_out(name, siblings):
     """A host's share plays the same games as the untracked kernel; its delta holds every
-    weight that moved, its before and after values, and the copy is put back."""
-    learner = make_learner(get_game(name), "ntuple", seed=4, params={"sides": "2"})
+    weight that moved (the siblings' too), its before and after values, and the copy is
+    put back."""
+    learner = make_learner(get_game(name), "ntuple", seed=4,
+                           params={"sides": "2", "siblings": str(siblings)})
     learner.play(300)
     schedule = schedule_of(learner)
     base = learner.weights.copy()

@@ -29,7 +29,12 @@ value the network is sure of (``V`` near -1 learns nothing from a win). With
 ``(1 + V) / 2`` against ``(1 + G) / 2``: a confident value the games contradict moves at
 once. ``second_explores`` scales the second player's epsilon: its table values the
 afterstates a search meets after every reply, not only those its greedy play chooses, and
-the first player's returns are cut at its random moves as at any. ``exploring_starts``:
+the first player's returns are cut at its random moves as at any. ``siblings``: that
+many of the mover's afterstates not played are learned at every ply too, each towards minus
+the opponent's best afterstate value after it (a one-ply search's TD(0) target), so the
+tables value the replies a search meets, not only those greedy play picks; it costs about
+one more move's evaluations a sibling (Connect Four: 2.2x the time a game at 1).
+``exploring_starts``:
 the share of games that open with a random number of random moves
 (:func:`gameai.trainer.walkers.bitboard.random_opening`; at most ``opening_plies`` of them
 when given), so positions after an opponent's blunder are met too. With ``tcl`` the step
@@ -72,6 +77,7 @@ from gameai.models.ntuple_kernels import (
     playable,
     read_weights,
     set_cell_cur,
+    set_index,
     side_table,
     tuple_indices,
     wins,
@@ -87,6 +93,7 @@ if TYPE_CHECKING:
 
 LOSSES = ("squared", "cross-entropy")  # the step's loss (index 11 of the schedule)
 AVERAGE_EVERY = 32_768  # games between two steps of the weights' moving average
+MAX_SIBLINGS = 8  # at most this many afterstates not played are learned a ply
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ class NtupleParams(Params):
     gamma: float = added_later(1.0)  # a ply's discount of the return (1: none)
     loss: str = added_later("squared")  # "cross-entropy": a step without tanh's slope
     second_explores: float = added_later(1.0)  # the second player's epsilon, times epsilon
+    siblings: int = added_later(0)  # afterstates not played, learned a ply: TD(0) by search
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")
@@ -153,13 +161,16 @@ class NtupleParams(Params):
         require(self.loss in LOSSES, "loss", f"one of {', '.join(LOSSES)}")
         require(0 <= self.second_explores <= 100, "second_explores",
                 "between 0 and 100 (a multiple of epsilon, at most 1 in all)")
+        require(0 <= self.siblings <= MAX_SIBLINGS, "siblings",
+                f"from 0 to {MAX_SIBLINGS} (afterstates not played, learned a ply)")
 
     def schedule(self) -> np.ndarray:
         """The self-play kernel's parameters, in :func:`play_games`' order."""
         return np.array([self.alpha_start, self.alpha_end, self.alpha_halflife,
                          self.epsilon_start, self.epsilon_end, self.epsilon_halflife,
                          self.lam, self.exploring_starts, self.tcl_beta, self.opening_plies,
-                         self.gamma, LOSSES.index(self.loss), self.second_explores],
+                         self.gamma, LOSSES.index(self.loss), self.second_explores,
+                         self.siblings],
                         dtype=np.float64)
 
 
@@ -405,12 +416,99 @@ NO_TRACKING = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32),
                np.zeros(1, dtype=np.int64))
 
 
+@nb.njit(cache=True, nogil=True)
+def sibling_target(net: Net, W: np.ndarray, states: np.ndarray, idx: np.ndarray,
+                   cur: np.ndarray, base: float, opponent: np.uint64, occupied: np.uint64,
+                   cell: int, pend: np.ndarray, touched: np.ndarray) -> float:
+    """The opponent's best afterstate value after the mover plays ``cell`` (not a win, not
+    the last cell): 1 if it then wins at once, 0 for a move that fills the board, else its
+    table's value (``W``, and its view of the position now: ``states``, ``idx``, ``cur``,
+    ``base``, all changed: the caller passes copies). ``opponent``: its pieces."""
+    base += set_cell_cur(net, W, idx, cur, states, cell, THEIRS)
+    up = above(net, cell)
+    if up >= 0:
+        base += set_cell_cur(net, W, idx, cur, states, up, PLAYABLE)
+    occupied |= np.uint64(1) << np.uint64(cell)
+    legal = playable(net, occupied)
+    best = -2.0
+    for c in range(net.cells):
+        bit = np.uint64(1) << np.uint64(c)
+        if not legal & bit:
+            continue
+        if wins(net, opponent | bit, c):
+            return 1.0
+        if (occupied | bit) == net.full:
+            v = 0.0
+        else:
+            v = np.tanh(base + afterstate_delta(net, W, idx, cur, states, c, pend, touched))
+        best = max(best, v)
+    return best
+
+
+@nb.njit(cache=True, nogil=True)
+def learn_afterstate(net: Net, W3: np.ndarray, mover: int, index: np.ndarray, target: float,
+                     alpha: float, cross_entropy: bool, tcl_sum: np.ndarray,
+                     tcl_abs: np.ndarray, beta: float, changed: np.ndarray, old: np.ndarray,
+                     n_changed: np.ndarray, last_flat: np.ndarray, last_slot: np.ndarray,
+                     kf: np.ndarray) -> None:
+    """One step of ``mover``'s afterstate (its physical tuples' ``index``) towards
+    ``target`` (the module docstring), logged in ``changed`` / ``old`` when tracked
+    (:func:`play_games`; ``kf``: one float32 of scratch)."""
+    count = net.pt_cells.shape[0]
+    n_tables = W3.shape[1]
+    width = W3.shape[2]
+    track = changed.size > 0
+    use_tcl = tcl_sum.size > 0
+    kb = kf.view(np.uint32)  # an update's 1 - a, as logged in its entry's low 32 bits
+    W = W3[mover]
+    s = 0.0
+    for p in range(count):
+        s += W[net.pt_table[p], index[p]]
+    v = np.tanh(s)
+    slope = 1.0 if cross_entropy else 1.0 - v * v
+    delta = alpha / count * (target - v) * slope
+    shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * slope)
+    for p in range(count):
+        tab = net.pt_table[p]
+        i = index[p]
+        if track:
+            flat = (mover * n_tables + tab) * width + i
+            if last_flat[mover, p] == flat:  # the tuple's weight as at its last
+                slot = last_slot[mover, p]  # update: one entry, the steps' product
+                kb[0] = np.uint32(changed[slot] & 0xFFFFFFFF)
+                kf[0] = np.float32(kf[0] * np.float32(shrink))
+            else:
+                slot = n_changed[0]
+                n_changed[0] = slot + 1
+                kf[0] = shrink
+                old[slot] = W[tab, i]
+                last_flat[mover, p] = flat
+                last_slot[mover, p] = slot
+            changed[slot] = (flat << 32) | np.int64(kb[0])
+        if use_tcl:
+            a = tcl_abs[mover, tab, i]
+            r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
+            scale = r if beta <= 0.0 else np.exp(beta * (r - 1.0))
+            W[tab, i] += delta * scale
+            tcl_sum[mover, tab, i] += delta
+            tcl_abs[mover, tab, i] += abs(delta)
+        else:
+            W[tab, i] += delta
+
+
 @nb.njit(cache=True, nogil=True)  # nogil: parallel actors run it in threads
 def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarray, rng: U64,
                games: int, played: int, schedule: np.ndarray, stats: np.ndarray,
                changed: np.ndarray, old: np.ndarray, n_changed: np.ndarray) -> None:
     """Play and learn ``games`` games (see the module docstring); add x wins, o wins, draws
     and moves to ``stats``.
+
+    With ``siblings`` (schedule index 13) > 0, at every ply that many of the mover's other
+    afterstates (drawn at random among those that do not end the game) are learned too,
+    each towards ``-gamma * B'``, ``B'`` the opponent's best afterstate value after it (a
+    one-ply search's TD(0) target): a search values every reply, not only those self-play
+    plays, so the tables learn the replies it meets. They are stepped after the game's own
+    afterstates, with the weights of then.
 
     With a non-empty ``changed`` it also logs every update it makes, for a parallel actor's
     sparse delta (:mod:`gameai.trainer.selfplay.sparse`): entry ``n_changed[0]`` (then
@@ -420,9 +518,10 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     tuple whose weight is the one of its previous update (its cells unchanged two plies
     on) adds its step to that entry (the product of the ``1 - a``) instead: a game's log
     is then about 2.4 times shorter. The caller leaves room for every update (at most
-    cells x physical tuples a game). Sequential writes only: a hash table of the touched
-    weights, probed at every update, cost 35-55% of the kernel's speed on Connect Four
-    (its random reads miss the cache beside the weights' own; docs/ntuple.md)."""
+    cells x physical tuples x (1 + siblings) a game). Sequential writes only: a hash table
+    of the touched weights, probed at every update, cost 35-55% of the kernel's speed on
+    Connect Four (its random reads miss the cache beside the weights' own;
+    docs/ntuple.md)."""
     cells = net.cells
     count = net.pt_cells.shape[0]
     states = np.empty((2, cells), dtype=np.int64)
@@ -437,23 +536,28 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
     greedy_move = np.zeros(cells, dtype=np.bool_)
     vals = np.empty(cells)
     moves = np.empty(cells, dtype=np.int64)
+    ends = np.zeros(cells, dtype=np.bool_)  # the candidate ends the game
     lam = schedule[6]
     beta = schedule[8]
     gamma = schedule[10]
     cross_entropy = schedule[11] == 1.0
     second_explores = schedule[12]
+    siblings = int(schedule[13])
+    # the siblings learned a game: each one's indices (mover's side), target and mover
+    sib_index = np.empty((cells * siblings, count), dtype=np.int64)
+    sib_target = np.empty(cells * siblings)
+    sib_mover = np.empty(cells * siblings, dtype=np.int64)
+    others = np.empty(cells, dtype=np.int64)
+    scratch_states = np.empty(cells, dtype=np.int64)
+    scratch_idx = np.empty(count, dtype=np.int64)
+    scratch_cur = np.empty(count, dtype=np.float32)
     targets = np.empty(cells)
     # an exploring start's random moves: 0 to opening_plies, or to cells - 2 (its default)
     longest = cells - 2 if schedule[9] <= 0 else min(int(schedule[9]), cells - 2)
-    use_tcl = tcl_sum.size > 0
     sides = W3.shape[0]
-    track = changed.size > 0
     last_flat = np.full((2, count), -1, dtype=np.int64)
     last_slot = np.zeros((2, count), dtype=np.int64)
-    kf = np.empty(1, dtype=np.float32)  # an update's 1 - a, as logged in its entry's
-    kb = kf.view(np.uint32)  # low 32 bits
-    n_tables = W3.shape[1]
-    width = W3.shape[2]
+    kf = np.empty(1, dtype=np.float32)
     for g in range(games):
         n = played + g
         alpha = schedule[1] + (schedule[0] - schedule[1]) * 0.5 ** (n / schedule[2])
@@ -467,6 +571,7 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
             base[side] = read_weights(net, side_table(W3, side), idx[side], cur[side])
         winner = -1
         last = 0
+        n_sib = 0
         opening = random_opening(rng, schedule[7], longest + 2)
         for ply in range(cells):
             m = ply & 1
@@ -480,11 +585,13 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                 if not legal & bit:
                     continue
                 moves[k] = c
+                ends[k] = True
                 if wins(net, mine | bit, c):
                     vals[k] = 1.0
                 elif (occupied | bit) == net.full:
                     vals[k] = 0.0
                 else:
+                    ends[k] = False
                     vals[k] = np.tanh(base[m] + afterstate_delta(
                         net, side_table(W3, m), idx[m], cur[m], states[m], c, pend, touched))
                 best = max(best, vals[k])
@@ -493,6 +600,32 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
                 pick = below(rng, k)
             else:
                 pick = greedy(vals, k, rng)
+            if siblings > 0:  # some of the afterstates not played, drawn without repeats
+                n_others = 0
+                for j in range(k):
+                    if j != pick and not ends[j]:
+                        others[n_others] = j
+                        n_others += 1
+                for s_ in range(min(siblings, n_others)):
+                    r = s_ + below(rng, n_others - s_)
+                    j = others[r]
+                    others[r] = others[s_]
+                    c = moves[j]
+                    scratch_states[:] = states[1 - m]
+                    scratch_idx[:] = idx[1 - m]
+                    scratch_cur[:] = cur[1 - m]
+                    reply = sibling_target(net, side_table(W3, 1 - m), scratch_states,
+                                           scratch_idx, scratch_cur, base[1 - m],
+                                           o if m == 0 else x, occupied, c, pend, touched)
+                    sib_target[n_sib] = -gamma * reply
+                    sib_mover[n_sib] = m if sides == 2 else 0
+                    scratch_states[:] = states[m]
+                    sib_index[n_sib, :] = idx[m]
+                    set_index(net, sib_index[n_sib], scratch_states, c, MINE)
+                    up = above(net, c)
+                    if up >= 0:
+                        set_index(net, sib_index[n_sib], scratch_states, up, PLAYABLE)
+                    n_sib += 1
             c = moves[pick]
             best_value[ply] = best
             chosen_value[ply] = vals[pick]
@@ -526,42 +659,13 @@ def play_games(net: Net, W3: np.ndarray, tcl_sum: np.ndarray, tcl_abs: np.ndarra
         else:
             stats[2] += 1
         lambda_returns(best_value, chosen_value, greedy_move, last, lam, gamma, targets)
-        step0 = alpha / count
         last_flat[:, :] = -1  # the log's entry of each side's tuple, for this game
         for t in range(last - 1, -1, -1):
-            target = targets[t]
             mover = t & 1 if sides == 2 else 0  # X moves at even plies
-            W = W3[mover]
-            s = 0.0
-            for p in range(count):
-                s += W[net.pt_table[p], history[t, p]]
-            v = np.tanh(s)
-            slope = 1.0 if cross_entropy else 1.0 - v * v
-            delta = step0 * (target - v) * slope
-            shrink = 1.0 - min(1.0, alpha * (1.0 - v * v) * slope)
-            for p in range(count):
-                tab = net.pt_table[p]
-                i = history[t, p]
-                if track:
-                    flat = (mover * n_tables + tab) * width + i
-                    if last_flat[mover, p] == flat:  # the tuple's weight as at its last
-                        slot = last_slot[mover, p]  # update: one entry, the steps' product
-                        kb[0] = np.uint32(changed[slot] & 0xFFFFFFFF)
-                        kf[0] = np.float32(kf[0] * np.float32(shrink))
-                    else:
-                        slot = n_changed[0]
-                        n_changed[0] = slot + 1
-                        kf[0] = shrink
-                        old[slot] = W[tab, i]
-                        last_flat[mover, p] = flat
-                        last_slot[mover, p] = slot
-                    changed[slot] = (flat << 32) | np.int64(kb[0])
-                if use_tcl:
-                    a = tcl_abs[mover, tab, i]
-                    r = abs(tcl_sum[mover, tab, i]) / a if a > 0.0 else 1.0
-                    scale = r if beta <= 0.0 else np.exp(beta * (r - 1.0))
-                    W[tab, i] += delta * scale
-                    tcl_sum[mover, tab, i] += delta
-                    tcl_abs[mover, tab, i] += abs(delta)
-                else:
-                    W[tab, i] += delta
+            learn_afterstate(net, W3, mover, history[t], targets[t], alpha, cross_entropy,
+                             tcl_sum, tcl_abs, beta, changed, old, n_changed, last_flat,
+                             last_slot, kf)
+        for t in range(n_sib):
+            learn_afterstate(net, W3, sib_mover[t], sib_index[t], sib_target[t], alpha,
+                             cross_entropy, tcl_sum, tcl_abs, beta, changed, old, n_changed,
+                             last_flat, last_slot, kf)

@@ -68,10 +68,11 @@ class Host:
         self.apply([none])
         undo(self.flat, none)
 
-    def _room(self, games: int) -> None:
+    def _room(self, games: int, siblings: int) -> None:
         """Room in the log for ``games`` more games' updates (at most cells x physical
-        tuples a game), grown by doubling, what is logged kept."""
-        need = int(self.count[0]) + games * self.net.cells * self.net.pt_cells.shape[0]
+        tuples x (1 + siblings) a game), grown by doubling, what is logged kept."""
+        need = int(self.count[0]) + (games * self.net.cells * self.net.pt_cells.shape[0]
+                                     * (1 + siblings))
         if need > self.log.shape[0]:
             size = max(need, 2 * self.log.shape[0])
             n = int(self.count[0])
@@ -103,7 +104,7 @@ class Host:
             done = 0
             while True:  # at least once, so that warm() compiles
                 games = min(GROW_GAMES, share.games - done)
-                self._room(games)
+                self._room(games, int(schedule[13]))
                 play_games(self.net, self.weights, self._empty, self._empty, rng, games,
                            share.played + done, schedule, stats, self.log, self.old,
                            self.count)
