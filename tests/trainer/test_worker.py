@@ -4,6 +4,7 @@ outage, and true metadata."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -385,6 +386,59 @@ def test_worker_warm_starts_from_a_version(redis_url, td_model):
         assert child.info["games_played"] == td_model.info.games_played + 1
         assert child.info["training_seconds"] >= td_model.info.training_seconds > 0
         assert child.evaluation["losses_as_x"] == child.evaluation["losses_as_o"] == 0
+
+
+def test_a_warm_start_goes_on_with_its_parents_recipe(redis_url, caplog):
+    """A warm start trains on with the parameters that made the parent (here a step, a
+    trace and one sibling a ply), under the worker's own ``--param``; how the games are
+    run (the parallel actors) stays the worker's."""
+    from gameai.games import get_game
+    from gameai.trainer.training import make_learner
+
+    caplog.set_level(logging.INFO, logger="gameai.trainer")
+    recipe = {"alpha_end": 0.05, "lam": 0.7, "siblings": 1, "actors": 2}
+    parent_learner = make_learner(get_game("tictactoe"), "ntuple", seed=3, params=recipe)
+    parent_learner.play(200)
+    parent_model = parent_learner.export()
+    parent_learner.close()
+    with ModelStore.from_url(redis_url) as store:
+        parent = publish(store, parent_model, by="test").version
+        assert main(_args(redis_url, algorithm="ntuple", from_version=str(parent),
+                          max_games=1, publish_every=1, publish="every",
+                          params={"lam": "0.3"})) == 0
+        child = store.versions(game="tictactoe")[-1]
+    params = child.info["params"]
+    assert child.info["parent_version"] == parent
+    assert (params["alpha_end"], params["siblings"]) == (0.05, 1)  # the parent's
+    assert params["lam"] == 0.3  # the worker's --param
+    assert params["actors"] == 1  # how the games run: the worker's
+    said = [r.message for r in caplog.records if "recipe" in r.message]
+    assert said and "siblings=1" in said[0] and "alpha_end=0.05" in said[0]
+
+
+def test_a_recipe_this_learner_cannot_take_leaves_the_workers_own(redis_url, caplog):
+    """A parent of another algorithm, or one whose recorded parameters this learner cannot
+    take, is warm-started from with the worker's own parameters; the parameters left out
+    are named."""
+    from gameai.games import get_game
+    from gameai.models import ModelInfo
+    from gameai.trainer.training import make_learner
+    from gameai.trainer.worker.main import inherited_params
+
+    settings = _args(redis_url, algorithm="ntuple")
+    own = make_learner(get_game("tictactoe"), "ntuple", seed=1).params
+
+    def parent(algorithm: str, **params: object) -> ModelInfo:
+        return ModelInfo(game="tictactoe", algorithm=algorithm, params=params)
+
+    assert inherited_params(own, parent("td", alpha_end=0.05), settings) is None
+    assert inherited_params(own, parent("ntuple", **dataclasses.asdict(own)), settings) is None
+    assert inherited_params(own, parent("ntuple", alpha_end=-1.0), settings) is None
+    caplog.set_level(logging.WARNING, logger="gameai.trainer")
+    recipe = inherited_params(own, parent("ntuple", alpha_end=0.05, retired=3), settings)
+    assert recipe is not None and recipe["alpha_end"] == 0.05 and "retired" not in recipe
+    assert "parameters retired are not this learner's" in caplog.text
+    assert "the parent's recipe cannot be used (parameter 'alpha_end' must be" in caplog.text
 
 
 def test_resume_starts_fresh_on_an_empty_store_then_goes_on_from_production(redis_url):

@@ -60,6 +60,10 @@ def added_later(default: Any) -> Any:
 class Params:
     """Base of each learner's parameters: JSON values, checked by :meth:`check`."""
 
+    # How the games are run, not what is learned: a warm start keeps the worker's own
+    # (:func:`gameai.trainer.worker.main.inherited_params`), whatever the parent used.
+    MACHINE: ClassVar[frozenset[str]] = frozenset()
+
     def check(self) -> None:
         """Raise :class:`BadParameter` naming the first parameter out of range."""
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numba as nb
 import numpy as np
@@ -125,6 +125,9 @@ class NtupleParams(Params):
     loss: str = added_later("squared")  # "cross-entropy": a step without tanh's slope
     second_explores: float = added_later(1.0)  # the second player's epsilon, times epsilon
     siblings: int = added_later(0)  # afterstates not played, learned a ply: TD(0) by search
+
+    MACHINE: ClassVar[frozenset[str]] = frozenset(
+        {"actors", "sync_games", "merge", "staleness", "overlap"})
 
     def check(self) -> None:
         require(self.tuples >= 0, "tuples", "at least 0 (0: the game's default)")

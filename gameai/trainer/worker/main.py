@@ -43,10 +43,10 @@ import signal
 import threading
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from gameai.models import Model
+from gameai.models import Model, ModelInfo
 from gameai.models.info import describe_judged
 from gameai.store import ModelStore, StoreError, StoreUnavailable
 from gameai.store.subscription import Subscription
@@ -54,7 +54,7 @@ from gameai.trainer.evaluation.book import default_book
 from gameai.trainer.evaluation.evaluate import evaluate
 from gameai.trainer.evaluation.judge import GateJudge
 from gameai.trainer.evaluation.spread import runner
-from gameai.trainer.learners.base import Learner
+from gameai.trainer.learners.base import BadParameter, Learner, Params, build_params
 from gameai.trainer.training import MEMORY_BUDGET, opening_values, with_evaluation
 from gameai.trainer.worker.gates import ShadowGate, check_gates, promote_version, publish
 from gameai.trainer.worker.metrics import MetricsServer, TrainerMetrics
@@ -473,15 +473,15 @@ def main(settings: WorkerSettings) -> int:
                            params=settings.params)
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if settings.cluster:
-        _join_cluster(learner, settings)
     registry = CollectorRegistry()
     metrics = TrainerMetrics(registry, game=settings.game.name, algorithm=settings.algorithm)
     with open_store(settings.store) as store:
         if settings.from_version:
-            _warm_start(learner, store, settings, settings.from_version)
+            learner = _warm_start(learner, store, settings, settings.from_version)
         elif settings.resume:
-            _resume(learner, store, settings)
+            learner = _resume(learner, store, settings)
+        if settings.cluster:
+            _join_cluster(learner, settings)
         worker = Worker(settings, learner, store, metrics, by=who())
         try:
             server = MetricsServer(registry, host=settings.host,
@@ -530,11 +530,12 @@ def _join_cluster(learner: Learner, settings: WorkerSettings) -> None:
     learner.use_backend(RayCluster(settings.on_node_loss))  # type: ignore[attr-defined]
 
 
-def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> None:
-    """``--resume``: go on from production if there is one. A store without one gets the
-    game's bundled starting model as production (unless ``--no-bundled``), so the servers
-    serve it at once and are ready, whichever way the trainer was started (Compose,
-    Kubernetes, ``gameai up``); with none bundled, training starts fresh."""
+def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> Learner:
+    """``--resume``: go on from production if there is one (:func:`_warm_start`). A store
+    without one gets the game's bundled starting model as production (unless
+    ``--no-bundled``), so the servers serve it at once and are ready, whichever way the
+    trainer was started (Compose, Kubernetes, ``gameai up``); with none bundled, training
+    starts fresh (``learner`` is returned as it is)."""
     from gameai.models import CorruptModel
     from gameai.models.bundled import publish_bundled
 
@@ -549,20 +550,32 @@ def _resume(learner: Learner, store: ModelStore, settings: WorkerSettings) -> No
                 log.warning("--resume: the bundled model of %s is not used (%s)", game, e)
         if done is None:
             log.info("--resume: %s has no production version yet; starting fresh", game)
-            return
+            return learner
         log.info("--resume: %s had no production version: published its bundled model as "
                  "version %d and made it production (%s)", game, done[0], done[1].judged)
-    _warm_start(learner, store, settings, "production")
+    return _warm_start(learner, store, settings, "production")
 
 
 def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
-                ref: str) -> None:
+                ref: str) -> Learner:
+    """Go on from version ``ref``: its weights, its games and clock, and its recipe (the
+    learner is built again with :func:`inherited_params` where they differ from
+    ``learner``'s). Returns the learner that trains on."""
     from gameai.models import CorruptModel
+    from gameai.trainer.training import make_learner
 
     flag = "--resume" if settings.resume and not settings.from_version else "--from-version"
     try:
         record = store.require(game=settings.game.name, ref=ref)
         model = store.load(game=settings.game.name, version=record.version)
+        recipe = inherited_params(learner.params, model.info, settings)
+        if recipe is not None:
+            own = asdict(learner.params)
+            learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
+                                   params=recipe)
+            log.info("warm start: training on with version %d's recipe: %s (--param "
+                     "overrides it)", record.version, ", ".join(
+                         f"{k}={v}" for k, v in recipe.items() if own[k] != v))
         learner.warm_start(model)
     except (CorruptModel, ValueError) as e:
         raise SettingsError(f"{flag} {ref}: {e}") from e
@@ -575,3 +588,36 @@ def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
     learner.training_seconds = model.info.training_seconds  # and so does the clock
     log.info("warm start from %s version %d (%d games)", settings.game.name, record.version,
              model.info.games_played)
+    return learner
+
+
+def inherited_params(own: Params, parent: ModelInfo,
+                     settings: WorkerSettings) -> dict[str, Any] | None:
+    """The learner parameters a warm start from ``parent`` trains on, where they differ
+    from ``own`` (the worker's, None where they do not): the parent's recipe (its
+    recorded parameters) under the worker's own ``--param`` values, so that going on from
+    a model goes on with what made it (Connect Four's bundled model learns one sibling a
+    ply at a step of 0.02, not the defaults). How the games are run (``Params.MACHINE``:
+    the parallel actors and their rounds) stays the worker's. A parent of another
+    algorithm, or whose recipe this learner cannot take (a parameter since removed or out
+    of range), leaves ``own`` as it is, with a warning."""
+    if parent.algorithm != settings.algorithm or not parent.params:
+        return None
+    names = fields(own)
+    # a parameter added later is recorded only when set: unrecorded, it was at its default
+    recorded = {f.name: f.default for f in names if f.metadata.get("added_later")}
+    recorded |= parent.params
+    unknown = sorted(set(recorded) - {f.name for f in names})
+    if unknown:
+        log.warning("warm start: the parent's parameters %s are not this learner's; "
+                    "left out", ", ".join(unknown))
+    recipe = {**asdict(own),
+              **{k: v for k, v in recorded.items() if k not in unknown and k not in own.MACHINE},
+              **settings.params}
+    try:
+        params = build_params(type(own), recipe)
+    except BadParameter as e:
+        log.warning("warm start: the parent's recipe cannot be used (%s); training on "
+                    "with the worker's own parameters", e)
+        return None
+    return None if params == own else asdict(params)
