@@ -143,11 +143,12 @@ def test_up_exact_serves_the_solvers_model_labelled_as_such(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
-    """An empty store: ``up --games connect-four`` serves the bundled 1-hour network as
-    version 1 (its bytes, the manifest's sha256), the levels' calibration is its own, and
-    the trainer goes on from it (warm start from production)."""
+    """An empty store: ``up --games connect-four`` serves the bundled network as version 1
+    (its bytes, the manifest's sha256), the levels' calibration is its own, and the
+    trainer goes on from it (warm start from production, with its recipe)."""
     import hashlib
 
+    from gameai.models import load_model
     from gameai.models.bundled import bundled
     from tests.deploy.test_live import start_up
 
@@ -170,11 +171,13 @@ def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
             assert answer.json()["move"]["col"] == 3  # the centre column, the winning move
         deadline = time.monotonic() + 120
         log = tmp_path / "data" / "logs" / "trainer.log"
-        resumed = "warm start from connect-four version 1 (22700000 games)"
+        games = load_model(entry.read()).info.games_played
+        resumed = f"warm start from connect-four version 1 ({games} games)"
         while time.monotonic() < deadline and resumed not in (
                 log.read_text() if log.exists() else ""):
             time.sleep(0.5)
         assert resumed in log.read_text()  # the trainer goes on from it
+        assert "training on with version 1's recipe" in log.read_text()  # and its recipe
     finally:
         code = up.stop()
     assert code == 0, up.text

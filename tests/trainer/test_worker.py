@@ -513,19 +513,21 @@ def test_resume_on_an_empty_store_serves_the_bundled_model_and_goes_on_from_it(r
         fresh = _args(redis_url, game="connect-four", algorithm="ntuple", resume=True,
                       bundled=False)
         learner = make_learner(fresh.game, "ntuple", seed=1)
-        _resume(learner, store, fresh)
+        assert _resume(learner, store, fresh) is learner
         assert store.versions(game="connect-four") == [] and learner.games_played == 0
         assert publish_bundled(store, "connect-four", algorithm="td", by="t") is None
         assert store.versions(game="connect-four") == []
 
         settings = _args(redis_url, game="connect-four", algorithm="ntuple", resume=True)
-        _resume(learner, store, settings)
+        learner = _resume(learner, store, settings)
         (record,) = store.versions(game="connect-four")
         assert store.resolve(game="connect-four", ref="production") == record.version
         assert store.pinned(game="connect-four") is None  # better candidates replace it
         stored = store.load(game="connect-four", version=record.version)
         assert hashlib.sha256(stored.to_bytes()).hexdigest() == entry.sha256
         assert learner.parent_version == record.version
-        assert learner.games_played == stored.info.games_played > 20_000_000
+        assert learner.games_played == stored.info.games_played > 1_000_000
+        recipe = {k: v for k, v in stored.info.params.items() if k != "actors"}
+        assert learner.params.to_json().items() >= recipe.items()  # it goes on with its recipe
         _resume(learner, store, settings)  # production there now: nothing published again
         assert len(store.versions(game="connect-four")) == 1
