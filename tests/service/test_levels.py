@@ -202,7 +202,7 @@ def test_the_published_calibration_is_the_measured_one_and_ordered() -> None:
 
 
 def test_levels_never_show_another_models_calibration_as_the_served_ones(registry) -> None:
-    """connect-four's levels were calibrated with the 1-hour network; a server whose
+    """connect-four's levels were calibrated with the bundled network; a server whose
     production is another model (here random weights) says the figures are another
     model's and shows the served version's own judged figures where it has them."""
     from gameai.service import core
@@ -214,7 +214,8 @@ def test_levels_never_show_another_models_calibration_as_the_served_ones(registr
     best = next(e for e in level_entries(c4.levels, c4.calibration, c4.calibration_applies)
                 if e["name"] == "best")
     made = c4.calibration["model"]["created_at"]  # the bundled model's
-    assert best["summary"].startswith(f"measured with another model (ntuple, 22,700,000 "
+    games = c4.calibration["model"]["games_played"]
+    assert best["summary"].startswith(f"measured with another model (ntuple, {games:,} "
                                       f"games, made {made}), not the version "
                                       f"served now: it wins ")
     assert best["calibration_applies"] is False

@@ -573,8 +573,8 @@ def _warm_start(learner: Learner, store: ModelStore, settings: WorkerSettings,
             own = asdict(learner.params)
             learner = make_learner(settings.game, settings.algorithm, seed=settings.seed,
                                    params=recipe)
-            log.info("warm start: training on with version %d's recipe: %s (--param "
-                     "overrides it)", record.version, ", ".join(
+            log.info("warm start: training on with version %d's recipe: %s (a --param "
+                     "sets another)", record.version, ", ".join(
                          f"{k}={v}" for k, v in recipe.items() if own[k] != v))
         learner.warm_start(model)
     except (CorruptModel, ValueError) as e:
