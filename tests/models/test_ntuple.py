@@ -381,26 +381,31 @@ def test_search_takes_a_win_and_blocks_a_loss_even_at_depth_zero():
         model.search(board, -1)
 
 
-def test_the_default_depth_goes_deeper_near_the_end_where_the_game_says():
-    """mnk-4x5-4's default depth 2 searches 4 plies with 13 cells or fewer left, on one
-    board and in a batch; an explicit other depth, and other games, as asked."""
+@pytest.mark.parametrize(("name", "depth", "cells", "deeper"),
+                         [("mnk-4x5-4", 2, 13, 4), ("connect-four", 3, 12, 6)])
+def test_the_default_depth_goes_deeper_near_the_end_where_the_game_says(name, depth, cells,
+                                                                        deeper):
+    """mnk-4x5-4's default depth 2 searches 4 plies with 13 cells or fewer left, Connect
+    Four's depth 3 6 plies with 12 or fewer, on one board and in a batch; an explicit
+    other depth, and other games, as asked."""
     from gameai.models.ntuple import ENDGAME_DEPTH
 
-    model = _model("mnk-4x5-4")
-    cells, deeper = ENDGAME_DEPTH["mnk-4x5-4"]
-    assert model.default_depth == 2 and deeper == 4
+    model = _model(name)
+    assert model.default_depth == depth and ENDGAME_DEPTH[name] == (cells, deeper)
     rng = np.random.default_rng(5)
     boards = {}
     while len(boards) < 2:
         board = random_board(model.game, rng)
-        boards[model.game.cells - board.ply <= cells] = board
+        late = model.game.cells - board.ply <= cells
+        # a late board whose values the two depths tell apart (many are decided at both)
+        if not late or _kernel(model, board, deeper) != _kernel(model, board, depth):
+            boards[late] = board
     late, early = boards[True], boards[False]
-    assert _values(model.search(late, 2)) == _kernel(model, late, 4)
-    assert _kernel(model, late, 4) != _kernel(model, late, 2)  # the test can tell them apart
-    assert _values(model.search(early, 2)) == _kernel(model, early, 2)
-    assert _values(model.search(late, 3)) == _kernel(model, late, 3)
-    rows = model.with_search(2).move_values([late, early])
-    for row, board, plies in ((rows[0], late, 4), (rows[1], early, 2)):
+    assert _values(model.search(late, depth)) == _kernel(model, late, deeper)
+    assert _values(model.search(early, depth)) == _kernel(model, early, depth)
+    assert _values(model.search(late, depth + 1)) == _kernel(model, late, depth + 1)
+    rows = model.with_search(depth).move_values([late, early])
+    for row, board, plies in ((rows[0], late, deeper), (rows[1], early, depth)):
         want = _kernel(model, board, plies)
         assert {c: float(row[c]) for c in want} == pytest.approx(want)
     other = _model("connect-4x5-4")
