@@ -80,8 +80,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a.add_argument("--version", required=True)
     a.add_argument("--out", required=True, type=Path, metavar="FILE")
     a.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    action("import", "publish a model file as a new version", audited=True).add_argument(
-        "file", type=Path, metavar="FILE")
+    a = action("import", "publish a model file as a new version", audited=True)
+    a.add_argument("file", type=Path, metavar="FILE")
+    a.add_argument("--judged", type=Path, metavar="REPORT", help="the file's judged figures "
+                   "to show as the version's own (models show, the level picker): the JSON "
+                   "of 'gameai evaluate FILE --judge-games N --json', made of this very file")
     a = action("gc", "delete old versions (never aliased or recently used ones)", audited=True)
     a.add_argument("--keep", type=int, required=True, help="keep the newest N versions")
     a.add_argument("--window-days", type=float, default=7.0, help="also keep versions the "
@@ -287,6 +290,7 @@ def _export(store: ModelStore, game: str, args: argparse.Namespace) -> None:
 
 def _import(store: ModelStore, game: str, args: argparse.Namespace) -> None:
     from gameai.models import CorruptModel, load_model
+    from gameai.store.errors import InvalidArgument
 
     path: Path = args.file
     try:
@@ -299,11 +303,37 @@ def _import(store: ModelStore, game: str, args: argparse.Namespace) -> None:
         raise CommandError(f"refused to import {path}: {e}") from e
     if model.game.name != game:
         raise CommandError(f"{path} holds a {model.game.name} model, not {game}")
-    record = store.publish(data, by=f"{_by(args)} (import of {path.name})"[:200])
+    judged = _judged_report(args.judged, data) if args.judged else None
+    try:
+        record = store.publish(data, by=f"{_by(args)} (import of {path.name})"[:200],
+                               judged=judged)
+    except InvalidArgument as e:
+        raise CommandError(f"refused to import {path}: {e}") from e
     if args.json:
         _print_json({"game": game, **record.to_json()})
     else:
         print(f"imported {path} as {game} version {record.version} (sha256 {record.sha256})")
+
+
+def _judged_report(path: Path, data: bytes) -> dict[str, Any]:
+    """The judged measures in ``path`` (``gameai evaluate --judge-games --json``'s report),
+    made of the model whose bytes are ``data`` (never another model's figures)."""
+    import hashlib
+
+    try:
+        report = json.loads(path.read_text())
+    except OSError as e:
+        raise CommandError(f"--judged: cannot read {path}: {e.strerror}") from e
+    except ValueError as e:
+        raise CommandError(f"--judged: {path} is not JSON: {e}") from e
+    if not isinstance(report, dict) or not isinstance(report.get("judged"), dict):
+        raise CommandError(f"--judged: {path} holds no judged measures (make it with "
+                           f"'gameai evaluate FILE --judge-games N --json')")
+    digest = hashlib.sha256(data).hexdigest()
+    if report.get("sha256") != digest:
+        raise CommandError(f"--judged: {path} judged another file (sha256 "
+                           f"{str(report.get('sha256'))[:12]}), not this one ({digest[:12]})")
+    return dict(report["judged"])
 
 
 def _gc(store: ModelStore, game: str, args: argparse.Namespace) -> None:

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import os
 import signal
@@ -113,7 +114,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--version", help="a stored version: number, alias or 'latest'")
     p.add_argument("--random-games", type=positive, default=1000, metavar="N",
                    help="games against random play per side (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random player")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random player (and, "
+                   "with --judge-games, of the judge's games)")
+    p.add_argument("--judge-games", type=positive, metavar="N",
+                   help="also judge the model as the trainer's gates do (n-tuple models of "
+                   "boards past the tables: N games a match against the perfect and the "
+                   "noisy solvers; smaller boards: lines lost and optimal moves), the "
+                   "measures a version record's 'judged' holds")
+    p.add_argument("--judge-time", type=float, default=2.0, metavar="S",
+                   help="with --judge-games: seconds of solver search per opponent move "
+                   "(default 2, the gates')")
     p.add_argument("--json", action="store_true")
     memory_option(p)
     p.set_defaults(func=run_evaluate)
@@ -398,9 +408,7 @@ def _self_play(args: argparse.Namespace, game: Game, params: dict[str, str]
         from gameai.trainer.evaluation.book import default_book
         from gameai.trainer.evaluation.judge import GateJudge
 
-        if not 0 < args.judge_time <= 600:
-            raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
-                               f"{args.judge_time:g}", USAGE)
+        _check_judge_time(args.judge_time)
         from gameai.trainer.evaluation.spread import runner
 
         # on a cluster the judge's matches are Ray tasks across its nodes, like self-play
@@ -525,8 +533,38 @@ def run_evaluate(args: argparse.Namespace) -> int:
     print(f"gameai evaluate: {estimate.what}: about {estimate_text(estimate)} (estimated)",
           file=sys.stderr, flush=True)
     report = evaluate(model, random_games=args.random_games, seed=args.seed)
+    if args.judge_games:
+        report["judged"] = _judged(model, report, args)
+        if args.file:  # which file was judged: `models import --judged` checks it
+            report["sha256"] = hashlib.sha256(Path(args.file).read_bytes()).hexdigest()
     print(json.dumps(report) if args.json else evaluation_text(model, report))
     return 0
+
+
+def _check_judge_time(seconds: float) -> None:
+    if not 0 < seconds <= 600:
+        raise CommandError(f"--judge-time: must be above 0 and at most 600 seconds, got "
+                           f"{seconds:g}", USAGE)
+
+
+def _judged(model: Model, report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The gates' judged measures of ``model`` (:class:`GateJudge`), with a progress line."""
+    from gameai.trainer.evaluation.book import default_book
+    from gameai.trainer.evaluation.judge import GateJudge
+
+    _check_judge_time(args.judge_time)
+    judge = GateJudge(model.game, games=args.judge_games, time_limit=args.judge_time,
+                      seed=args.seed, book=default_book(model.game))
+
+    live = sys.stderr.isatty()
+
+    def progress(what: str) -> None:  # one line, rewritten (a terminal only)
+        print(f"\rgameai evaluate: {what}\033[K", end="", file=sys.stderr, flush=True)
+
+    judged = judge.measures(model, report, progress=progress if live else None)
+    done = f"gameai evaluate: judged in {judged['seconds']} s"
+    print(f"\r{done}\033[K" if live else done, file=sys.stderr)
+    return judged
 
 
 def stored_model(args: argparse.Namespace) -> Model:

@@ -45,6 +45,12 @@ def evaluation_text(model: Model, report: dict[str, Any]) -> str:
         lines.append(f"  {name.replace('_', ' ')}: {'yes' if ok else 'NO'}")
     for name, why in report["omitted"].items():
         lines.append(f"  omitted {name}: {why}")
+    judged = report.get("judged")
+    if judged:
+        from gameai.models.info import describe_judged
+
+        lines.append(f"  judged as the gates do, at {judged['policy']}: "
+                     f"{describe_judged(judged)}")
     return "\n".join(lines)
 
 

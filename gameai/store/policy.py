@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from gameai.store.errors import AliasRefused, InvalidArgument, UnknownVersion
 from gameai.store.records import AliasChange
@@ -55,6 +56,32 @@ def check_by(by: str) -> str:
         raise InvalidArgument(f"'by' must name who or what made the change (1-200 characters), "
                            f"not {by!r}")
     return by.strip()
+
+
+def check_judged(judged: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """``judged`` if it can stand as the judged measures of the model whose metadata is
+    ``info`` (the form :class:`gameai.trainer.evaluation.judge.GateJudge` makes: a policy,
+    the seconds it took, and measures each named, of kind score, rate or lines), and that
+    model's own evaluation carries none (what a file says of itself is never replaced)."""
+    if (info.get("evaluation") or {}).get("judged") is not None:
+        raise InvalidArgument("the model's file carries its own judged measures; others "
+                              "cannot be recorded over them")
+    if not isinstance(judged, dict) or not isinstance(judged.get("policy"), str) \
+            or not isinstance(judged.get("seconds"), int | float) \
+            or not isinstance(judged.get("measures"), list) or not judged["measures"]:
+        raise InvalidArgument("judged measures need a 'policy' (text), 'seconds' and a "
+                              "non-empty list of 'measures'")
+    for m in judged["measures"]:
+        if not isinstance(m, dict) or not isinstance(m.get("name"), str) \
+                or m.get("kind") not in ("score", "rate", "lines"):
+            raise InvalidArgument(f"a judged measure needs a 'name' and a 'kind' of score, "
+                                  f"rate or lines, not {m!r}"[:300])
+        need = ("wins", "draws", "losses", "games", "score") if m["kind"] == "score" \
+            else ("value",)
+        missing = [k for k in need if k not in m]
+        if missing:
+            raise InvalidArgument(f"judged measure {m['name']!r} lacks {', '.join(missing)}")
+    return judged
 
 
 def check_token(token: str) -> str:

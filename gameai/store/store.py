@@ -126,7 +126,8 @@ class ModelStore:
 
     # -- versions ------------------------------------------------------------------------
 
-    def publish(self, payload: bytes, *, by: str, token: str | None = None) -> VersionRecord:
+    def publish(self, payload: bytes, *, by: str, token: str | None = None,
+                judged: dict[str, Any] | None = None) -> VersionRecord:
         """Store a new immutable version of the payload's game (read from its metadata).
 
         The payload is decoded and verified first (``CorruptModel`` if it does not load).
@@ -140,14 +141,23 @@ class ModelStore:
         string up to 128 characters, say a uuid) each time: within a day, publishing with a
         token already used returns the version it created instead of a new one (and
         refuses, with ``InvalidArgument``, if that version holds other bytes).
+
+        ``judged``: the model's judged measures made outside its file (a bundled model's,
+        from its manifest), recorded as the version's ``evaluation.judged`` so that
+        ``models show`` and the level picker show the served version's own figures; a model
+        whose file carries judged measures keeps its own (``InvalidArgument`` if both).
         """
         data = bytes(payload)
         model = load_model(data)
         by = policy.check_by(by)
         game = model.game.name
+        info = model.info.to_json()
+        if judged is not None:
+            info["evaluation"] = {**(info.get("evaluation") or {}),
+                                  "judged": policy.check_judged(judged, info)}
         record = VersionRecord(game=game, version=0, sha256=hashlib.sha256(data).hexdigest(),
                                size=len(data), kind=model.kind, published_at=now_iso(),
-                               published_by=by, info=model.info.to_json())
+                               published_by=by, info=info)
         event = {"game": game, "type": "publish", "sha256": record.sha256,
                  "at": record.published_at, "by": by}
         k = self.keys

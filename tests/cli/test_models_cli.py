@@ -203,6 +203,32 @@ def test_a_corrupt_export_is_refused_on_import(cli, three, tmp_path):
     assert code == 1 and "cannot read" in err
 
 
+def test_import_with_the_files_judged_report_shows_it_as_the_versions_own(cli, tmp_path,
+                                                                            capsys):
+    """``evaluate FILE --judge-games N --json`` judges the file as the gates would and names
+    its sha256; ``models import FILE --judged REPORT`` records those figures as the
+    version's own (shown by list and show), and refuses a report of another file."""
+    path = model_file(tmp_path, 5)
+    assert main(["evaluate", str(path), "--judge-games", "2", "--random-games", "10",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    names = [m["name"] for m in report["judged"]["measures"]]
+    assert names == ["lines_lost", "optimal_move_rate"]  # tic-tac-toe: exhaustive measures
+    saved = tmp_path / "judged.json"
+    saved.write_text(json.dumps(report))
+    code, _, err = cli("import", str(model_file(tmp_path, 6)), "--judged", str(saved))
+    assert code == 1 and f"judged another file (sha256 {report['sha256'][:12]})" in err
+    assert cli.json("list")["versions"] == []  # nothing stored
+    code, _, err = cli("import", str(path), "--judged", str(path))
+    assert code == 1 and "is not JSON" in err
+    assert cli("import", str(path), "--judged", str(saved))[0] == 0
+    shown = cli.json("show", "--version", "1")
+    assert shown["info"]["evaluation"]["judged"] == report["judged"]
+    code, out, _ = cli("list")
+    assert code == 0 and "judged at table: lines_lost 0; optimal_move_rate 1.000000" in out, out
+
+
 def test_import_refuses_a_model_of_another_game(cli, tmp_path):
     o = solver_model(get_game("mnk-3x3-2"))
     path = tmp_path / "other-game.gameai"

@@ -144,8 +144,8 @@ def test_up_exact_serves_the_solvers_model_labelled_as_such(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
     """An empty store: ``up --games connect-four`` serves the bundled network as version 1
-    (its bytes, the manifest's sha256), the levels' calibration is its own, and the
-    trainer goes on from it (warm start from production, with its recipe)."""
+    (its bytes, the manifest's sha256), the levels' calibration and judged figures are its
+    own, and the trainer goes on from it (warm start from production, with its recipe)."""
     import hashlib
 
     from gameai.models import load_model
@@ -166,6 +166,12 @@ def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
             assert one["sha256"] == hashlib.sha256(entry.read()).hexdigest()
             levels = client.get("/v1/games/connect-four/levels").json()
             assert levels["served_version"] == 1 and levels["calibration_applies"], levels
+            # its own judged figures, from the manifest: never none, never another model's
+            x = next(m for m in entry.measures["measures"] if m["name"] == "vs_perfect_as_x")
+            assert levels["served_strength"].startswith(
+                f"judged at depth 3: vs_perfect_as_x {x['wins']}/{x['draws']}/{x['losses']} "
+                f"(score "), levels
+            assert one["evaluation"]["judged"] == entry.measures, one
             answer = client.post("/v1/games/connect-four/best-move", json={"moves": ""})
             assert answer.status_code == 200, answer.text
             assert answer.json()["move"]["col"] == 3  # the centre column, the winning move

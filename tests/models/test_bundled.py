@@ -5,20 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gameai.games import get_game
 from gameai.models import CorruptModel, load_model
-from gameai.models.bundled import MAX_BYTES, bundled, manifest
+from gameai.models.bundled import MAX_BYTES, bundled, manifest, publish_bundled
 from gameai.models.oracle import solver_model
 
 
-def shelf(tmp_path: Path, data: bytes, sha256: str | None = None) -> Path:
+def shelf(tmp_path: Path, data: bytes, sha256: str | None = None,
+          measures: dict[str, Any] | None = None) -> Path:
     (tmp_path / "tictactoe.gmodel").write_bytes(data)
     (tmp_path / "bundled.json").write_text(json.dumps({"tictactoe": {
         "file": "tictactoe.gmodel", "sha256": sha256 or hashlib.sha256(data).hexdigest(),
-        "command": "gameai models export ...", "judged": "perfect"}}))
+        "command": "gameai models export ...", "judged": "perfect",
+        **({"measures": measures} if measures else {})}}))
     return tmp_path
 
 
@@ -54,3 +57,42 @@ def test_the_shipped_manifest_names_files_that_match() -> None:
     for entry in manifest().values():
         assert load_model(entry.read()).game.name == entry.game
         assert entry.command.startswith("SOURCE_DATE_EPOCH=")
+
+
+def test_a_published_bundled_model_shows_its_manifests_judged_figures(tmp_path: Path,
+                                                                      redis_url: str) -> None:
+    """Version 1 of a newcomer's store is the bundled model: its record carries the
+    manifest's judged measures, so ``models show``, ``models list`` and the level picker
+    show the served version's own figures, not nothing."""
+    from gameai.cli.models import _figures
+    from gameai.store import ModelStore
+
+    measures = {"policy": "the exact solver's tables", "seconds": 1.5,
+                "command": "gameai evaluate tictactoe.gmodel --judge-games 2 --json",
+                "measures": [{"name": "lines_lost", "kind": "lines", "value": 0,
+                              "as_x": 0, "as_o": 0}]}
+    data = solver_model(get_game("tictactoe")).to_bytes()
+    with ModelStore.from_url(redis_url, prefix="bundled-test") as store:
+        done = publish_bundled(store, "tictactoe", by="tests",
+                               directory=shelf(tmp_path, data, measures=measures))
+        assert done is not None
+        record = store.version(game="tictactoe", version=done[0])
+        assert record is not None and record.evaluation["judged"] == measures
+        assert store.payload(game="tictactoe", version=done[0]) == data  # the file's bytes
+        assert store.resolve(game="tictactoe", ref="production") == done[0]
+        assert "judged at the exact solver's tables: lines_lost 0 (1.5 s)" in \
+            _figures(record.evaluation)
+
+
+def test_the_shipped_manifest_carries_each_models_judged_measures() -> None:
+    """Each shipped model's judged measures are the gates' kind (the judge's own match
+    names, checked as the store checks them) and agree with the text beside them."""
+    from gameai.store.policy import check_judged
+
+    for entry in manifest().values():
+        assert entry.measures is not None, entry.game
+        check_judged(entry.measures, {})
+        named = {m["name"]: m for m in entry.measures["measures"]}
+        x = named["vs_perfect_as_x"]
+        assert x["wins"] + x["draws"] + x["losses"] == x["games"]
+        assert entry.measures["command"].startswith(f"gameai evaluate {entry.file} ")

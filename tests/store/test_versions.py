@@ -170,3 +170,47 @@ def test_a_reader_never_sees_half_a_version(store, redis_url, make_payload):
     done.set()
     thread.join(30)
     assert not problems and seen == set(range(1, 31))
+
+
+JUDGED = {"policy": "depth 3", "seconds": 12.5, "command": "gameai evaluate m --judge-games 2",
+          "measures": [{"name": "vs_perfect_as_x", "kind": "score", "games": 2, "wins": 2,
+                        "draws": 0, "losses": 0,
+                        "score": {"value": 1.0, "low": 0.34, "high": 1.0}}]}
+
+
+def test_judged_measures_made_outside_the_file_are_the_versions_own(store, make_payload):
+    """A bundled model's manifest carries its judged figures: published with them, the
+    version's record holds them as its evaluation's 'judged', beside the file's own
+    figures, and the payload's bytes are the file's."""
+    payload = make_payload(0)
+    record = store.publish(payload, by="tests", judged=JUDGED)
+    again = store.version(game="tictactoe", version=record.version)
+    assert again is not None and again.evaluation["judged"] == JUDGED
+    assert {k for k in again.evaluation if k != "judged"} == \
+        set(store.load(game="tictactoe", version=record.version).info.evaluation)
+    assert store.payload(game="tictactoe", version=record.version) == payload
+    plain = store.publish(make_payload(1), by="tests")
+    assert "judged" not in plain.evaluation
+
+
+@pytest.mark.parametrize(("judged", "message"), [
+    ({**JUDGED, "measures": []}, "non-empty list of 'measures'"),
+    ({"measures": JUDGED["measures"], "seconds": 1}, "need a 'policy'"),
+    ({**JUDGED, "measures": [{"name": "x", "kind": "elo", "value": 1}]},
+     "'kind' of score, rate or lines, not"),
+    ({**JUDGED, "measures": [{"name": "vs_perfect_as_x", "kind": "score", "games": 2}]},
+     "'vs_perfect_as_x' lacks wins, draws, losses, score"),
+    ("good", "need a 'policy'"),
+])
+def test_malformed_judged_measures_are_refused_and_nothing_is_stored(store, make_payload,
+                                                                     judged, message):
+    with pytest.raises(InvalidArgument, match=message):
+        store.publish(make_payload(0), by="tests", judged=judged)
+    assert store.versions(game="tictactoe") == []
+
+
+def test_a_files_own_judged_measures_are_never_recorded_over(store, make_payload):
+    own = make_payload(0, evaluation={"judged": {**JUDGED, "policy": "its own"}})
+    with pytest.raises(InvalidArgument, match="carries its own judged measures"):
+        store.publish(own, by="tests", judged=JUDGED)
+    assert store.versions(game="tictactoe") == []

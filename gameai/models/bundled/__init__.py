@@ -29,6 +29,9 @@ class Bundled:
     sha256: str
     command: str  # reproduces the file byte for byte
     judged: str  # its strength, in words, with the command that measured it
+    # the gates' judged measures of the file (`gameai evaluate FILE --judge-games N --json`'s
+    # "judged", with the command in "command"): its version's own figures once published
+    measures: dict[str, Any] | None = None
 
     def read(self, directory: Path = DIRECTORY) -> bytes:
         """The model's bytes, checked against the manifest.
@@ -60,7 +63,8 @@ def manifest(directory: Path = DIRECTORY) -> dict[str, Bundled]:
         return {}
     except (OSError, ValueError) as e:
         raise CorruptModel(f"the bundled models' manifest cannot be read: {e}") from e
-    return {game: Bundled(game, e["file"], e["sha256"], e["command"], e.get("judged", ""))
+    return {game: Bundled(game, e["file"], e["sha256"], e["command"], e.get("judged", ""),
+                          e.get("measures"))
             for game, e in entries.items()}
 
 
@@ -69,10 +73,11 @@ def bundled(game: str, directory: Path = DIRECTORY) -> Bundled | None:
     return manifest(directory).get(game)
 
 
-def publish_bundled(store: Any, game: str, *, algorithm: str | None = None,
-                    by: str) -> tuple[int, Bundled] | None:
-    """Publish ``game``'s bundled model to ``store`` (a :class:`gameai.store.ModelStore`)
-    and make it production (unpinned, so its trainer's better candidates replace it).
+def publish_bundled(store: Any, game: str, *, algorithm: str | None = None, by: str,
+                    directory: Path = DIRECTORY) -> tuple[int, Bundled] | None:
+    """Publish ``game``'s bundled model to ``store`` (a :class:`gameai.store.ModelStore`),
+    its manifest's judged measures as the version's own, and make it production (unpinned,
+    so its trainer's better candidates replace it).
     Returns its version and manifest entry, or None when the game bundles none, or none
     of ``algorithm`` (a trainer of another algorithm could not go on from it).
 
@@ -81,12 +86,12 @@ def publish_bundled(store: Any, game: str, *, algorithm: str | None = None,
     """
     from gameai.models.load import load_model
 
-    entry = bundled(game)
+    entry = bundled(game, directory)
     if entry is None:
         return None
-    data = entry.read()
+    data = entry.read(directory)
     if algorithm is not None and load_model(data).info.algorithm != algorithm:
         return None
-    record = store.publish(data, by=by)
+    record = store.publish(data, by=by, judged=entry.measures)
     store.set_alias(game=game, alias="production", version=record.version, by=by)
     return record.version, entry
