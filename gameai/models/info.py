@@ -72,15 +72,32 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _score_interval(m: dict[str, Any]) -> tuple[float, float]:
+    """A score measure's 95% interval as shown to people. When every game had the same
+    result, the score's variance is 0 and its interval a point, which says nothing of the
+    next games: shown instead is what the Wilson interval of that result's rate allows
+    (200 wins of 200: at least 0.981)."""
+    low, high = m["score"]["low"], m["score"]["high"]
+    if low != high or not m.get("games"):
+        return low, high
+    for result, rate in (("wins", "win_rate"), ("draws", "draw_rate"),
+                         ("losses", "loss_rate")):
+        if m.get(result) == m["games"] and isinstance(m.get(rate), dict):
+            other = 1.0 - float(m[rate]["low"])  # the largest share of other results
+            return {"wins": (1.0 - other, 1.0), "draws": (0.5 - other / 2, 0.5 + other / 2),
+                    "losses": (0.0, other)}[result]
+    return low, high
+
+
 def describe_judged(judged: dict[str, Any]) -> str:
-    """One line of the judged measures (the worker's log, ``gameai models list|show``): each
-    match won/drawn/lost with its score and 95% interval."""
+    """One line of the judged measures (the worker's log, ``gameai models list|show``, the
+    level picker): each match won/drawn/lost with its score and 95% interval."""
     parts = []
     for m in judged["measures"]:
         if m["kind"] == "score":
+            low, high = _score_interval(m)
             parts.append(f"{m['name']} {m['wins']}/{m['draws']}/{m['losses']} (score "
-                         f"{m['score']['value']:.3f} in [{m['score']['low']:.3f}, "
-                         f"{m['score']['high']:.3f}])")
+                         f"{m['score']['value']:.3f} in [{low:.3f}, {high:.3f}])")
         elif m["kind"] == "rate":
             parts.append(f"{m['name']} {m['value']:.6f}")
         else:

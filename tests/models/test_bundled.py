@@ -96,3 +96,28 @@ def test_the_shipped_manifest_carries_each_models_judged_measures() -> None:
         x = named["vs_perfect_as_x"]
         assert x["wins"] + x["draws"] + x["losses"] == x["games"]
         assert entry.measures["command"].startswith(f"gameai evaluate {entry.file} ")
+
+
+def test_a_match_of_one_result_shows_the_interval_its_rate_allows() -> None:
+    """200 wins of 200 have a score variance of 0; shown as the point [1.000, 1.000] it
+    would claim certainty. The line shows the Wilson interval of the one result instead,
+    and keeps the score's own interval where the results differ."""
+    from gameai.models.info import describe_judged
+    from gameai.trainer.evaluation.calibrate import Tally
+
+    def match(name: str, wins: int, draws: int, losses: int, low: float, high: float
+              ) -> dict[str, Any]:
+        tally = Tally(wins=wins, draws=draws, losses=losses)
+        return {"name": name, "kind": "score", **tally.to_json(),
+                "score": {"value": tally.score, "low": low, "high": high}}
+
+    judged = {"policy": "depth 3", "seconds": 2.0, "measures": [
+        match("vs_perfect_as_x", 200, 0, 0, 1.0, 1.0),
+        match("vs_noisy_0.1_as_o", 0, 200, 0, 0.5, 0.5),
+        match("vs_perfect_as_o", 0, 0, 200, 0.0, 0.0),
+        match("vs_noisy_0.2_as_o", 0, 170, 30, 0.399, 0.451)]}
+    assert describe_judged(judged) == (
+        "vs_perfect_as_x 200/0/0 (score 1.000 in [0.981, 1.000]); "
+        "vs_noisy_0.1_as_o 0/200/0 (score 0.500 in [0.491, 0.509]); "
+        "vs_perfect_as_o 0/0/200 (score 0.000 in [0.000, 0.019]); "
+        "vs_noisy_0.2_as_o 0/170/30 (score 0.425 in [0.399, 0.451]) (2.0 s)")
