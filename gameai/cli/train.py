@@ -551,19 +551,17 @@ def _judged(model: Model, report: dict[str, Any], args: argparse.Namespace) -> d
     """The gates' judged measures of ``model`` (:class:`GateJudge`), with a progress line."""
     from gameai.trainer.evaluation.book import default_book
     from gameai.trainer.evaluation.judge import GateJudge
+    from gameai.trainer.progress import Progress
 
     _check_judge_time(args.judge_time)
     judge = GateJudge(model.game, games=args.judge_games, time_limit=args.judge_time,
                       seed=args.seed, book=default_book(model.game))
 
-    live = sys.stderr.isatty()
-
-    def progress(what: str) -> None:  # one line, rewritten (a terminal only)
-        print(f"\rgameai evaluate: {what}\033[K", end="", file=sys.stderr, flush=True)
-
-    judged = judge.measures(model, report, progress=progress if live else None)
-    done = f"gameai evaluate: judged in {judged['seconds']} s"
-    print(f"\r{done}\033[K" if live else done, file=sys.stderr)
+    # the judge says what it plays ("game N of M") as it goes: the bar's note, on a terminal
+    with Progress(total=None, unit=" step", desc=f"judging {model.game.name}",
+                  enabled=sys.stderr.isatty()) as bar:
+        judged = judge.measures(model, report, progress=lambda what: bar.advance(1, note=what))
+    print(f"gameai evaluate: judged in {judged['seconds']} s", file=sys.stderr)
     return judged
 
 
