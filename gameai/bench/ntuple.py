@@ -20,17 +20,20 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gameai.bench.server import percentile, serving
-from gameai.games import Game, get_game
+from gameai.games import Game, State, get_game
 from gameai.games.mnk.board import Board
 from gameai.games.mnk.positions import live_boards
 from gameai.models import NtupleModel
 from gameai.models.oracle import solver_model
 from gameai.trainer.evaluation.evaluate import line_outcomes
+
+if TYPE_CHECKING:
+    from gameai.service.exact import ExactPlay
 
 
 def random_positions(game: Game, count: int, seed: int = 0) -> list[str]:
@@ -232,9 +235,6 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
     from gameai.games.mnk.game import as_mnk
     from gameai.games.mnk.search import Searcher
     from gameai.host import cache_dir
-    from gameai.service.exact import ExactPlay
-    from gameai.service.metrics import Metrics
-    from gameai.trainer.book_builder import model_move
 
     game = as_mnk(model.game)
     searcher = Searcher(game)
@@ -247,12 +247,10 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
         return lambda b: model.search(b, depth, best_only=True).best.col
 
     policies = [("network" if d is None else f"depth {d}", searched(d)) for d in depths]
-    exact = ExactPlay(None, Metrics(), {game.name: exact_ms}) if exact_ms > 0 else None
-    if exact is not None:
-        def best_level(b: Board, play: ExactPlay = exact) -> int:
-            return model_move(model, b, play.prove(b, exact_ms / 1000)) % game.cols
-
-        policies.append((BEST_LEVEL, best_level))
+    exact = None
+    if exact_ms > 0:
+        best, exact = best_level_player(model, exact_ms)
+        policies.append((BEST_LEVEL, lambda b: best(b, None) % game.cols))
     try:
         for stage, difficulty in classes:
             started = time.perf_counter()
@@ -280,6 +278,30 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
             exact.close()
     report["load_average_after"] = os.getloadavg()
     return report
+
+
+def best_level_player(model: NtupleModel, exact_ms: float
+                      ) -> tuple[Callable[[State, Any], int], ExactPlay]:
+    """The served level ``best`` as a player of ``model``'s game: the solver first, within
+    ``exact_ms`` a move, as a server tries it (:class:`gameai.service.exact.ExactPlay`:
+    its stages that stop trying where proofs keep failing, the proofs it made kept for the
+    positions met again; no shared table), then the optimal move the network values most
+    where that proves the position, else the network's move at its default depth
+    (:func:`gameai.trainer.book_builder.model_move`). Its solver has a table of its own, as
+    large as a server's, so a judge's opponent's proofs are not shared with it. Returns the
+    player (state, rng) -> action and the :class:`ExactPlay`, to close after the games."""
+    from gameai.games.mnk.search import DEFAULT_TT_BITS
+    from gameai.service.exact import ExactPlay
+    from gameai.service.metrics import Metrics
+    from gameai.trainer.book_builder import model_move
+
+    game = model.game
+    exact = ExactPlay(None, Metrics(), {game.name: exact_ms},
+                      solve=game.own_solver(table_bits=DEFAULT_TT_BITS))
+
+    def play(state: State, _rng: Any) -> int:
+        return model_move(model, state, exact.prove(state, exact_ms / 1000))
+    return play, exact
 
 
 def _errors(found: list[Any], game: Any, policy: Callable[[Board], int]) -> dict[str, Any]:

@@ -41,9 +41,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "five classes of Pons's public sets a benchmark can afford (end-easy, "
                    "middle-easy, middle-medium, beginning-easy, beginning-medium)")
     p.add_argument("--exact-ms", type=float, default=0, metavar="MS",
-                   help="with --positions: also the served best level, the solver first "
-                   "within MS ms as a server tries it (no shared table: a first "
-                   "encounter), the network's move where it does not prove (default 0: "
+                   help="with --judge and --positions: also the served best level, the "
+                   "solver first within MS ms a move as a server tries it (no shared "
+                   "table; in --judge's games the proofs it made are kept, as a server "
+                   "keeps them), the network's move where it does not prove (default 0: "
                    "not judged)")
     p.add_argument("--judge-sides", default="XO", choices=("X", "O", "XO"),
                    help="with --judge: the sides the model plays against perfect play "
@@ -125,12 +126,22 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         if searches(model.game):  # past the whole-game tables
             search.reserve_table(model.game, args.table_bits)
         book = Book(model.game, Path(args.book)) if args.book else default_book(model.game)
-        report["judge"] = judge(model, depths=judged, games=args.judge,
-                                noisy_games=args.noisy_games, per_stage=args.per_stage,
-                                time_limit=args.time_limit, book=book,
-                                show_progress=True, progress=say,  # on stderr
-                                runner=_labeller(args.cluster), sides=args.judge_sides,
-                                mistakes=args.judge_mistakes, seed=args.judge_seed)
+        others, exact = {}, None
+        if args.exact_ms > 0:
+            from gameai.bench.ntuple import BEST_LEVEL, best_level_player
+
+            others[BEST_LEVEL], exact = best_level_player(model, args.exact_ms)
+        try:
+            report["judge"] = judge(model, depths=judged, games=args.judge,
+                                    noisy_games=args.noisy_games, per_stage=args.per_stage,
+                                    time_limit=args.time_limit, book=book,
+                                    show_progress=True, progress=say,  # on stderr
+                                    runner=_labeller(args.cluster), sides=args.judge_sides,
+                                    mistakes=args.judge_mistakes, seed=args.judge_seed,
+                                    others=others)
+        finally:
+            if exact is not None:
+                exact.close()
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "

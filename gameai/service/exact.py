@@ -68,13 +68,18 @@ class ExactPlay:
             a dead store must not hold a request for its timeouts).
         background: the background prover's budget a position, in milliseconds, by game
             name (:class:`Prover`; a game not named: none).
+        solve: the solver the budget is spent on (``None``: the game's own, whose table
+            the process shares; a judge gives the policy it plays a solver of its own,
+            :meth:`gameai.games.Game.own_solver`, so its opponent's proofs are not shared).
     """
 
     def __init__(self, table: ProvedTable | None, metrics: Metrics,
                  budgets: Mapping[str, float], *,
                  store_up: Callable[[], bool] = lambda: True,
-                 background: Mapping[str, int] | None = None) -> None:
+                 background: Mapping[str, int] | None = None,
+                 solve: Callable[[State, float], Solution] | None = None) -> None:
         self.table = table
+        self._solver = solve
         self.metrics = metrics
         self.budgets = dict(budgets)
         self.prover = Prover(self, background or {})
@@ -120,6 +125,8 @@ class ExactPlay:
             left = seconds - (time.perf_counter() - started)
             if left <= 0:
                 return None
+            if self._solver is not None:
+                return self._solver(state, left)
             return state.game.solve(state, time_limit=left)
         except (TooLarge, GameError):
             return None

@@ -40,23 +40,30 @@ def test_train_then_bench_an_ntuple_model(tmp_path):
 
 def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
     """--judge-depths picks the policies judged, --judge-sides the sides, --positions-seed
-    the set of positions; a class the board cannot have is omitted with the reason, not a crash."""
+    the set of positions, --exact-ms adds the served best level to the games too; a class
+    the board cannot have is omitted with the reason, not a crash."""
     small = tmp_path / "c45.model"
     assert gameai("train", "--game", "connect-4x5-4", "--algorithm", "ntuple", "--games",
                   "300", "--seed", "2", "--out", str(small), "--quiet").returncode == 0
     bench = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                    "--skip-strength", "--judge", "4", "--noisy-games", "2", "--per-stage",
                    "0", "--judge-depths", "1,3", "--judge-sides", "X", "--positions", "3",
-                   "--judge-mistakes", "--judge-seed", "3", "--json")
+                   "--judge-mistakes", "--judge-seed", "3", "--exact-ms", "500", "--json")
     assert bench.returncode == 0, bench.stderr
     figures = json.loads(bench.stdout)
     assert figures["judge"]["seed"] == 3
-    assert set(figures["judge"]["policies"]) == {"network", "depth 1", "depth 3"}
+    judged = {"network", "depth 1", "depth 3", "level best"}
+    assert set(figures["judge"]["policies"]) == judged
     for name, policy in figures["judge"]["policies"].items():
         assert set(policy) == {"vs_perfect_as_x"}  # --judge-sides X: first player only
         found = policy["vs_perfect_as_x"]["first_mistakes"]  # --judge-mistakes
         assert found["games"] <= policy["vs_perfect_as_x"]["games"]
-        assert set(found["others_right"]) == {"network", "depth 1", "depth 3"} - {name}
+        assert set(found["others_right"]) == judged - {name}
+    # this board's solver is a whole-game table: level best proves every move, so it
+    # keeps the drawn start to the end, which 300 games of self-play do not
+    best = figures["judge"]["policies"]["level best"]["vs_perfect_as_x"]
+    assert best["loss"] == 0 and best["first_mistakes"]["positions"] == []
+    assert sum(p["vs_perfect_as_x"]["loss"] for p in figures["judge"]["policies"].values()) > 0
     hard = figures["positions"]["classes"]["beginning hard"]
     assert "needs 28 or more plies left" in hard["omitted"]  # 20 cells: none exist
     # other classes, and the served best level beside the network (a budget of 200 ms

@@ -26,7 +26,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gameai.games import Game, State
@@ -308,8 +308,11 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
           noisy_games: int = 200, per_stage: int = 200, seed: int = 0,
           time_limit: float = 2.0, book: Book | None = None, show_progress: bool = False,
           progress: Callable[[str], None] = print, runner: Runner | None = None,
-          sides: str = "XO", mistakes: bool = False) -> dict[str, Any]:
-    """Every figure of the module docstring for each policy (``None``: the network alone).
+          sides: str = "XO", mistakes: bool = False,
+          others: Mapping[str, Player] | None = None) -> dict[str, Any]:
+    """Every figure of the module docstring for each policy (``None``: the network alone),
+    and for each of ``others``, policies judged beside them by name (the served level
+    ``best``, say: :func:`gameai.bench.ntuple.best_level_player`).
 
     ``book`` keeps the searched opponents' proved answers (on disk, when it has a path), so
     a later judgement, of this model or another, does not pay for them again;
@@ -331,6 +334,7 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
                               "load_average_before": os.getloadavg(), "policies": {}}
     players = {("network" if d is None else f"depth {d}"): model_player(model, d)
                for d in depths}
+    players.update(others or {})
     as_o = "O" in sides
     total = len(players) * (len(sides) * games + (len(NOISE) * noisy_games if as_o else 0))
     bar = Progress(total=total, desc=f"judging {game.name}", enabled=show_progress)
