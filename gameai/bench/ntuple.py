@@ -296,8 +296,7 @@ def best_level_player(model: NtupleModel, exact_ms: float
     from gameai.trainer.book_builder import model_move
 
     game = model.game
-    exact = ExactPlay(None, Metrics(), {game.name: exact_ms},
-                      solve=game.own_solver(table_bits=DEFAULT_TT_BITS))
+    exact = ExactPlay(None, Metrics(), {game.name: exact_ms}, own_table_bits=DEFAULT_TT_BITS)
 
     def play(state: State, _rng: Any) -> int:
         return model_move(model, state, exact.prove(state, exact_ms / 1000))

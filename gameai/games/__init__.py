@@ -16,7 +16,7 @@ from gameai.games.errors import (
     TooLarge,
     UnknownGame,
 )
-from gameai.games.interface import Game, Move, MoveOutcome, Solution, State
+from gameai.games.interface import Game, Move, MoveOutcome, OptimalMoves, Solution, State
 from gameai.games.registry import get_game, known_games
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "InvalidBoard",
     "Move",
     "MoveOutcome",
+    "OptimalMoves",
     "Solution",
     "State",
     "TooLarge",

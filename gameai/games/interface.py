@@ -42,7 +42,7 @@ import abc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -120,6 +120,25 @@ class Solution:
     @property
     def optimal_moves(self) -> tuple[int, ...]:
         return tuple(m.move for m in self.moves if m.optimal)
+
+
+@dataclass(frozen=True)
+class OptimalMoves:
+    """The exact value of a position and its optimal moves (those with the best exact
+    score), without the other moves' scores: what choosing a best move needs, proved for
+    less than a :class:`Solution` (:meth:`Game.prove_optimal`)."""
+
+    board: State
+    value: int  # +1 win, 0 draw, -1 loss for the side to move
+    optimal_moves: tuple[int, ...]  # ascending
+
+
+class OwnSolvers(NamedTuple):
+    """A game's two proofs on one table of their own (:meth:`Game.own_solvers`), each
+    called with a state and a time limit in seconds, raising as :meth:`Game.solve`."""
+
+    optimal: Callable[[State, float], OptimalMoves]
+    solve: Callable[[State, float], Solution]
 
 
 class Game(abc.ABC):
@@ -336,12 +355,25 @@ class Game(abc.ABC):
         solution = self.solve(state, time_limit=time_limit)
         return tuple(sorted(m.move for m in solution.moves if m.outcome == "win"))
 
-    def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
-        """A solver of this game's positions with a table of its own (``2**table_bits``
-        entries), for a thread that must not wait on :meth:`solve`'s shared one: called
-        with a state and a time limit in seconds, raising as :meth:`solve`. ``None`` for a
-        game whose :meth:`solve` is quick anyway (an enumerated table, not a search)."""
+    def prove_optimal(self, state: State, *, time_limit: float | None = None
+                      ) -> OptimalMoves:
+        """The value of ``state`` and its optimal moves (:meth:`optimal_actions` with the
+        value). Raises as :meth:`solve`."""
+        solution = self.solve(state, time_limit=time_limit)
+        return OptimalMoves(state, solution.value, tuple(sorted(solution.optimal_moves)))
+
+    def own_solvers(self, *, table_bits: int) -> OwnSolvers | None:
+        """:meth:`prove_optimal` and :meth:`solve` with a table of their own
+        (``2**table_bits`` entries, shared by the two), for a thread that must not wait
+        on the shared one, or a judged player whose opponent's proofs must not help it.
+        ``None`` for a game whose :meth:`solve` is quick anyway (an enumerated table, not a
+        search)."""
         return None
+
+    def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
+        """:meth:`own_solvers`' :meth:`solve` alone."""
+        found = self.own_solvers(table_bits=table_bits)
+        return None if found is None else found.solve
 
     @abc.abstractmethod
     def move_scores(self) -> tuple[U64, npt.NDArray[np.int16], npt.NDArray[np.bool_]]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gameai.games import Game, State
+from gameai.games import Game, OptimalMoves, State
 from gameai.games.interface import Solution
 from gameai.models import Evaluation, MoveValue, NtupleModel
 from gameai.models.info import describe_judged, same_model
@@ -45,10 +45,12 @@ from gameai.service.registry import Registry, Served
 from gameai.service.search import (
     MAX_DEPTH,
     MAX_NODES,
+    MAX_SOLVE_MS,
     MAX_TIME_MS,
     Budget,
     SearchUsed,
     budget,
+    check_solve_ms,
     check_top,
     reached_depth,
     report_search,
@@ -201,31 +203,45 @@ class ModelListing:
 def best_move(registry: Registry, *, game: str, board: str = "", model: str = "",
               client_id: str = "", to_move: str = "", moves: object = None, level: object = "",
               seed: object = None, depth: object = None, top: object = None,
-              nodes: object = None, time_ms: object = None, max_depth: int = MAX_DEPTH,
-              max_nodes: int = MAX_NODES, max_time_ms: int = MAX_TIME_MS) -> MoveAnswer:
+              nodes: object = None, time_ms: object = None, solve_ms: object = None,
+              max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+              max_time_ms: int = MAX_TIME_MS, max_solve_ms: int = MAX_SOLVE_MS) -> MoveAnswer:
     """The move ``level`` (:mod:`gameai.models.levels`; ``best`` by default) plays for the side to
     move on ``board`` (with ``to_move`` where the game needs it), or after the move list
     ``moves``, by the answering version's values. A ``seed`` makes the level's draws
     repeatable: the same seed, level and position, the same move. ``depth``: how far a
     model that searches looks ahead (at most ``max_depth``; its game's default if None);
     ``nodes`` and ``time_ms`` bound that search (:func:`budget`). ``top``: also the model's
-    ``top`` best moves with their lines (:mod:`gameai.service.top`)."""
+    ``top`` best moves with their lines (:mod:`gameai.service.top`). ``solve_ms``, at level
+    best only: the solver's budget for this request instead of the game's
+    (``GAMEAI_EXACT_MS``), at most ``max_solve_ms``; 0: no proof, the network's move.
+
+    Raises:
+        InvalidRequest: a bad field (named), or ``solve_ms`` at a level that never asks
+            the solver.
+    """
     started = time.perf_counter()
     loaded = _pick(registry, game, model, client_id)
     limits = budget(loaded, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
     count = check_top(top)
     chosen, seed = _level(level), _seed(seed)
+    asked_ms = check_solve_ms(solve_ms, max_solve_ms)
+    if asked_ms and chosen.name != DEFAULT_LEVEL:
+        raise InvalidRequest(f"applies at level {DEFAULT_LEVEL} only: level {chosen.name} "
+                             "never asks the solver", field="solve_ms")
     draws = bool(chosen.blunder or chosen.temperature)  # else the top move: search for it alone
     best_only = not draws and count in (None, 1)
     name = loaded.model.game.name
     exact = registry.exact if chosen.name == DEFAULT_LEVEL else None
-    proving = exact is not None and exact.budget(name) > 0
+    seconds = 0.0 if exact is None else (
+        exact.budget(name) if asked_ms is None else asked_ms / 1000)
+    proving = seconds > 0
     hot = count is None and depth is None and nodes is None and time_ms is None
     solution = None
     if proving and hot:  # the proof first: where it settles the move, no search is needed
         assert exact is not None
         state, position = _state(loaded, board, to_move, moves)
-        solution = _proved(exact, state)
+        solution = _proved(exact, state, seconds, asked_ms is None)
         if solution is not None and len(solution.optimal_moves) == 1:
             registry.metrics.count_level(name, chosen.name)
             _mirror(registry, model, loaded, f"{state} {state.to_move}", limits.depth)
@@ -248,7 +264,8 @@ def best_move(registry: Registry, *, game: str, board: str = "", model: str = ""
         assert exact is not None
         if solution is None and not hot:
             text, side = answer.text.rsplit(" ", 1)
-            solution = _proved(exact, loaded.model.game.parse(text, to_move=side))
+            solution = _proved(exact, loaded.model.game.parse(text, to_move=side), seconds,
+                               asked_ms is None)
         if solution is not None:
             move, proved = _exact_move(loaded, answer, move, solution,
                                        reached_depth(answer, limits)), True
@@ -271,25 +288,25 @@ def _mirror(registry: Registry, model: str, loaded: ModelSession, text: str,
         registry.mirror(loaded.model.game.name, loaded, board, side, depth)
 
 
-def _proved(exact: ExactPlay, state: State) -> Solution | None:
-    """The solution of ``state`` for level best: held, in the shared table, or proved
-    within the game's budget (:meth:`ExactPlay.prove`), counted as an exact move or not."""
+def _proved(exact: ExactPlay, state: State, seconds: float, learn: bool
+            ) -> Solution | OptimalMoves | None:
+    """The proof of ``state``'s optimal moves for level best: held, in the shared table, or
+    proved within ``seconds`` (:meth:`ExactPlay.prove`; ``learn``: the game's own budget,
+    whose stages learn where it fails), counted as an exact move or not."""
     game = state.game.name
-    solution = exact.prove(state, exact.budget(game))
+    solution = exact.prove(state, seconds, learn=learn)
     exact.metrics.exact_moves.labels(game, "true" if solution else "false").inc()
     return solution
 
 
-def proved_move(solution: Solution, action: int) -> MoveValue:
-    """The move ``action`` of a proved position, valued by its proof: 1 a win for the
-    mover, 0 a draw, -1 a loss."""
-    outcome = next(m.outcome for m in solution.moves if m.move == action)
-    return valued_move(solution.board.game, action,
-                       {"win": 1.0, "draw": 0.0, "loss": -1.0}[outcome])
+def proved_move(proof: Solution | OptimalMoves, action: int) -> MoveValue:
+    """The optimal move ``action`` of a proved position, valued by its proof (an optimal
+    move keeps the position's value): 1 a win for the mover, 0 a draw, -1 a loss."""
+    return valued_move(proof.board.game, action, float(proof.value))
 
 
-def _exact_move(loaded: ModelSession, answer: Position, move: MoveValue, solution: Solution,
-                depth: int | None) -> MoveValue:
+def _exact_move(loaded: ModelSession, answer: Position, move: MoveValue,
+                solution: Solution | OptimalMoves, depth: int | None) -> MoveValue:
     """The best level's move in a proved position: of the optimal moves, the one the
     network values most (a search for the best move alone valued no other: every move's
     value then), valued by its proof."""

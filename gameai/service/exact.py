@@ -28,14 +28,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 
-from gameai.games import GameError, State, TooLarge
-from gameai.games.interface import Solution
+from gameai.games import Game, GameError, OptimalMoves, State, TooLarge
+from gameai.games.interface import OwnSolvers, Solution
 from gameai.service.analysis import SOLUTIONS
 from gameai.service.metrics import Metrics
 from gameai.store import ProvedIndex, ProvedTable, StoreError
 
 log = logging.getLogger("gameai.service")
 
+OPTIMAL_KEPT = 50_000  # positions whose optimal moves alone were proved, kept (then cleared)
 WRITES_QUEUED = 10_000  # proofs waiting for the writer; more are not offered ("dropped")
 STAGE_CELLS = 3  # a stage is a band of this many numbers of empty cells
 TRIES_BEFORE_JUDGING = 10  # solves of a stage before its success rate decides anything
@@ -68,18 +69,22 @@ class ExactPlay:
             a dead store must not hold a request for its timeouts).
         background: the background prover's budget a position, in milliseconds, by game
             name (:class:`Prover`; a game not named: none).
-        solve: the solver the budget is spent on (``None``: the game's own, whose table
-            the process shares; a judge gives the policy it plays a solver of its own,
-            :meth:`gameai.games.Game.own_solver`, so its opponent's proofs are not shared).
+        own_table_bits: the solvers' table (``None``: the game's own, which the process
+            shares; a judge gives the policy it plays a table of its own of ``2**N``
+            slots, :meth:`gameai.games.Game.own_solvers`, so its opponent's proofs are
+            not shared).
     """
 
     def __init__(self, table: ProvedTable | None, metrics: Metrics,
                  budgets: Mapping[str, float], *,
                  store_up: Callable[[], bool] = lambda: True,
                  background: Mapping[str, int] | None = None,
-                 solve: Callable[[State, float], Solution] | None = None) -> None:
+                 own_table_bits: int | None = None) -> None:
         self.table = table
-        self._solver = solve
+        self._own_bits = own_table_bits
+        self._own: dict[str, OwnSolvers] = {}
+        self._optimal: dict[tuple[str, object], OptimalMoves] = {}  # proved, not solved whole
+        self._optimal_lock = threading.Lock()
         self.metrics = metrics
         self.budgets = dict(budgets)
         self.prover = Prover(self, background or {})
@@ -97,41 +102,81 @@ class ExactPlay:
         """The solver's budget, in seconds, for one best-move query of ``game``."""
         return self.budgets.get(game, 0) / 1000
 
-    def prove(self, state: State, seconds: float) -> Solution | None:
-        """The solution of ``state``: held, read from the table, or proved within
-        ``seconds`` (0: never solve); ``None`` when none of them has it. The solver is not
-        asked where it has kept failing (:class:`Stages`)."""
+    def prove(self, state: State, seconds: float, *, learn: bool = True
+              ) -> Solution | OptimalMoves | None:
+        """The proof of ``state``'s optimal moves: a solution held or read from the table,
+        else proved within ``seconds`` (0: never solve); ``None`` when none of them has it.
+        With ``learn`` (the game's own budget) the solver is not asked where it has kept
+        failing, and its successes and failures are counted (:class:`Stages`); a request's
+        own budget (``learn=False``) is always tried and counts nothing. It first proves
+        the optimal moves alone (:meth:`gameai.games.Game.prove_optimal`: the position's
+        score and one null-window search a move, a fraction of a whole solution's cost in
+        the opening), then, with what is left of ``seconds``, the whole solution, which is
+        kept and written to the table; where that does not finish in time the optimal moves
+        are kept here and the position is offered to the background prover."""
         self.prover.busy()
-        found = self.lookup(state)
+        found = self.held(state)
         if found is not None or seconds <= 0:
             return found
         stage = stage_of(state)
-        if not self.stages.worth_trying(stage):
+        if learn and not self.stages.worth_trying(stage):
             self.prover.offer(state)  # its budget may prove what this one does not try
             return None
-        solution = self._solve(state, seconds * self.stages.budget_share(stage))
-        self.stages.count(stage, proved=solution is not None)
-        if solution is not None:
-            self.record(state, solution)
-        else:
-            self.prover.offer(state)  # proved later, for the next request that meets it
-        return solution
+        proof = self._solve(state, seconds * (self.stages.budget_share(stage) if learn else 1))
+        if learn:
+            self.stages.count(stage, proved=proof is not None)
+        if isinstance(proof, Solution):
+            self.record(state, proof)
+            return proof
+        if proof is not None:
+            with self._optimal_lock:
+                if len(self._optimal) >= OPTIMAL_KEPT:
+                    self._optimal.clear()
+                self._optimal[(state.game.name, state.key)] = proof
+        self.prover.offer(state)  # solved whole later, for the table and the next request
+        return proof
 
-    def _solve(self, state: State, seconds: float) -> Solution | None:
+    def _solve(self, state: State, seconds: float) -> Solution | OptimalMoves | None:
+        """The whole solution of ``state`` within ``seconds``, or its optimal moves alone
+        where only they fit, or ``None`` (one solve at a time: the solver's table is
+        shared)."""
         started = time.perf_counter()
         if not self._solving.acquire(timeout=seconds):
             return None  # another request holds the solver for its whole budget
         try:
+            optimal, solve = self._solvers(state.game)
             left = seconds - (time.perf_counter() - started)
             if left <= 0:
                 return None
-            if self._solver is not None:
-                return self._solver(state, left)
-            return state.game.solve(state, time_limit=left)
-        except (TooLarge, GameError):
-            return None
+            try:
+                proof = optimal(state, left)
+            except (TooLarge, GameError):
+                return None
+            left = seconds - (time.perf_counter() - started)
+            if left > 0:  # the table the first proof filled makes the whole one cheaper
+                with contextlib.suppress(TooLarge, GameError):
+                    return solve(state, left)
+            return proof
         finally:
             self._solving.release()
+
+    def _solvers(self, game: Game) -> OwnSolvers:
+        """The two proofs the best level asks for: the game's own, on its shared table, or
+        (``own_table_bits``) on a table of this object's own, made at the game's first."""
+        if self._own_bits is None:
+            return OwnSolvers(lambda s, t: game.prove_optimal(s, time_limit=t),
+                              lambda s, t: game.solve(s, time_limit=t))
+        own = self._own.get(game.name)
+        if own is None:
+            own = self._own[game.name] = game.own_solvers(table_bits=self._own_bits) or \
+                OwnSolvers(lambda s, t: game.prove_optimal(s, time_limit=t),
+                           lambda s, t: game.solve(s, time_limit=t))
+        return own
+
+    def held(self, state: State) -> Solution | OptimalMoves | None:
+        """:meth:`lookup`'s solution, else the optimal moves this process proved alone
+        (never solves)."""
+        return self.lookup(state) or self._optimal.get((state.game.name, state.key))
 
     def lookup(self, state: State) -> Solution | None:
         """The solution of ``state`` this process holds, else the shared table's (kept here

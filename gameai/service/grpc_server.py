@@ -147,13 +147,16 @@ class MoveServicer(move_pb2_grpc.MoveServiceServicer):
             a = core.best_move(self.edge.registry, **_position(request),
                                level=text_or_enum(request, "level", LEVELS),
                                seed=request.seed if request.HasField("seed") else None,
-                               top=_given(request, "top"), **self._depth(request))
+                               top=_given(request, "top"),
+                               solve_ms=_given(request, "solve_ms"),
+                               max_solve_ms=self.edge.runtime.settings.max_solve_ms,
+                               **self._depth(request))
             response = move_pb2.BestMoveResponse(
                 game=a.game, model_version=a.version, value=a.value, level=a.level,
                 move=move_pb(a.move), level_enum=LEVELS[a.level], exact=a.exact)
             return _with_top_and_search(response, a), a.version
         return await self.edge.call("BestMove", request.game, context, work,
-                                    interactive=_long(request))
+                                    interactive=_long(request) or request.HasField("solve_ms"))
 
     async def Evaluate(self, request: Any, context: Any) -> Any:
         def work() -> tuple[Any, int]:

@@ -47,7 +47,15 @@ from gameai.service.analysis import SOLUTIONS
 from gameai.service.errors import InvalidRequest, RequestTooLarge
 from gameai.service.exact import ExactPlay
 from gameai.service.registry import Registry
-from gameai.service.search import MAX_DEPTH, MAX_NODES, MAX_TIME_MS, Budget, SearchUsed, budget
+from gameai.service.search import (
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_TIME_MS,
+    Budget,
+    SearchUsed,
+    budget,
+    check_solve_ms,
+)
 from gameai.service.session import ModelSession
 
 MAX_PLIES = 200  # the longest game reviewed in one request
@@ -143,7 +151,8 @@ def review(registry: Registry, *, game: str, moves: object = None,
     session = core._pick(registry, game, model, client_id)
     limits = budget(session, depth, nodes, time_ms, max_depth, max_nodes, max_time_ms)
     searched = limits.depth
-    solve_budget = _solve_ms(solve_ms, max_solve_ms)
+    asked = check_solve_ms(solve_ms, max_solve_ms)
+    solve_budget = min(DEFAULT_SOLVE_MS, max_solve_ms) if asked is None else asked
     states, result = _replay(session.model.game, moves, actions)
     bounded = searched is not None and (limits.nodes or limits.time_ms)
     values = (_budgeted(session, [s for s, _ in states], limits, started) if bounded
@@ -193,16 +202,6 @@ def _budgeted(session: ModelSession, states: list[State], limits: Budget,
         spent += report.nodes
         out.append((evaluation, report))
     return out
-
-
-def _solve_ms(value: object, most: int) -> int:
-    if value is None:
-        return min(DEFAULT_SOLVE_MS, most)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise InvalidRequest(f"must be a whole number of milliseconds from 0 to {most} "
-                             f"(this server's GAMEAI_MAX_SOLVE_MS), got "
-                             f"{json.dumps(value, default=str)[:40]}", field="solve_ms")
-    return value
 
 
 def _replay(game: Game, moves: object, actions: Sequence[object] | None

@@ -21,6 +21,7 @@ from gameai.service.top import TopMove, solved, top_moves
 MAX_DEPTH = 8  # the deepest search a request may ask for (Settings.max_depth)
 MAX_NODES = 10_000_000  # the most nodes a request's search may take (Settings.max_nodes)
 MAX_TIME_MS = 10_000  # the longest a request's search may take (Settings.max_time_ms)
+MAX_SOLVE_MS = 30_000  # the most a request may give the exact solver (Settings.max_solve_ms)
 MAX_TOP = 10  # the most best moves, each with its line, one answer may list
 TOP_SOLVE_MS = 20  # the solver's budget for a top query's exact figures, when it gives none
 
@@ -111,6 +112,18 @@ def check_bound(value: object, field: str, cap: int) -> int | None:
         raise InvalidRequest(f"must be a whole number from 1 (at most {cap:,} apply on this "
                              f"server), got {json.dumps(value, default=str)[:40]}", field=field)
     return min(value, cap)
+
+
+def check_solve_ms(value: object, most: int, field: str = "solve_ms") -> int | None:
+    """Milliseconds the exact solver may spend: a whole number from 0 to ``most`` (this
+    server's GAMEAI_MAX_SOLVE_MS); None: not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise InvalidRequest(f"must be a whole number of milliseconds from 0 to {most} "
+                             f"(this server's GAMEAI_MAX_SOLVE_MS), got "
+                             f"{json.dumps(value, default=str)[:40]}", field=field)
+    return value
 
 
 def check_top(value: object) -> int | None:

@@ -191,13 +191,8 @@ def open_analysis(registry: Registry, *, game: str, board: str = "", model: str 
 
 
 def _time_ms(value: object, most: int) -> int:
-    if value is None:
-        return min(DEFAULT_TIME_MS, most)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise InvalidRequest(f"must be a whole number of milliseconds from 0 to {most} "
-                             f"(this server's GAMEAI_MAX_SOLVE_MS), got "
-                             f"{json.dumps(value, default=str)[:40]}", field="time_ms")
-    return value
+    asked = search.check_solve_ms(value, most, field="time_ms")
+    return min(DEFAULT_TIME_MS, most) if asked is None else asked
 
 
 def _priority(value: object) -> str:

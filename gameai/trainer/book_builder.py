@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from gameai.games import Game, State, TooLarge, get_game
+from gameai.games import Game, OptimalMoves, State, TooLarge, get_game
 from gameai.games.interface import Solution
 from gameai.models import Model
 
@@ -113,7 +113,8 @@ class BookReport:
     coverage: dict[str, Coverage] = field(default_factory=dict)  # every_reply: by side
 
 
-def model_move(model: Model, state: State, solution: Solution | None = None) -> int:
+def model_move(model: Model, state: State,
+               solution: Solution | OptimalMoves | None = None) -> int:
     """The move the server plays at level best (the rule of
     :func:`gameai.service.core._exact_move`, kept in step with it): where ``solution``
     proves the position, the optimal move the network values most; else the network's

@@ -7,7 +7,6 @@ from gameai.bench.ntuple import best_level_player
 from gameai.bench.positions import generate
 from gameai.games import get_game
 from gameai.games.mnk import search
-from gameai.service.analysis import SOLUTIONS
 from gameai.trainer.book_builder import model_move
 from gameai.trainer.training import make_learner
 
@@ -31,7 +30,7 @@ def test_the_best_level_plays_a_proved_move_found_by_a_solver_of_its_own():
     finally:
         exact.close()
     assert again == moves
-    assert all(SOLUTIONS.kept(game, board) is not None for board in boards)  # kept
+    assert all(exact.held(board) is not None for board in boards)  # proofs kept
     network_wrong = 0
     for board, move in zip(boards, moves, strict=True):
         optimal = game.solve(board).optimal_moves

@@ -548,3 +548,40 @@ def test_a_search_in_one_thread_lets_the_others_run():
     # whole search under the lock would hold every wake-up for its 3 s
     assert spent < 2.0, f"40 wake-ups of 5 ms took {spent:.2f} s beside a search"
     assert len(failed) == 1 and "not solved within" in str(failed[0])
+
+
+@pytest.mark.parametrize("name", ["connect-four", "connect-4x5-4", "tictactoe"])
+def test_the_optimal_moves_alone_are_the_solutions(name):
+    """``prove_optimal`` (the score and one null-window search a move on Connect Four, the
+    whole-game table on the small boards) and ``own_solvers``' two proofs on a table of
+    their own agree with the whole solution's value and optimal moves, on positions of
+    random games at every stage; the opening's optimal moves are proved for far less than
+    its solution."""
+    import random
+
+    game = get_game(name)
+    own = game.own_solvers(table_bits=18)
+    assert (own is None) == (name != "connect-four")
+    rng = random.Random(7)
+    checked = 0
+    while checked < 30:
+        state = game.initial()
+        for _ in range(rng.randrange(12 if name == "connect-four" else 0, game.cells)):
+            if state.is_over():
+                break
+            state = state.play(rng.choice(state.legal_actions()))
+        if state.is_over():
+            continue
+        whole = game.solve(state)
+        for proof in (game.prove_optimal(state),
+                      *((own.optimal(state, 60.0),) if own else ())):
+            assert (proof.value, proof.optimal_moves) == (
+                whole.value, tuple(sorted(whole.optimal_moves))), str(state)
+        if own:
+            assert own.solve(state, 60.0).moves == whole.moves
+        checked += 1
+    if own:
+        opening = game.parse_moves("4454")  # X wins, quickly; proving each move's score does not
+        assert own.optimal(opening, 10.0).optimal_moves == (37, 40)
+        with pytest.raises(SearchTimeout):
+            own.solve(opening, 0.5)

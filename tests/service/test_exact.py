@@ -81,6 +81,53 @@ def test_a_late_position_gets_the_proved_move_on_both_transports(c4_store, start
     assert c4_store.proved().get(C4.parse_moves(LATE)) is not None
 
 
+def test_an_opening_whose_optimal_moves_alone_are_proved_gets_an_exact_move(c4_store,
+                                                                          start_server):
+    """Four plies in, X wins quickly by either of two columns: the budget proves that much
+    (the score and one null-window search a move) though not every move's exact score, so
+    the answer is exact, valued a win, and nothing goes to the table (no whole solution);
+    asked again, the proof is held."""
+    server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 1000),))
+    body = best(server, "4454")
+    assert body["exact"] is True and body["value"] == 1.0
+    proof = C4.prove_optimal(C4.parse_moves("4454"))  # checked against solve() in tests/games
+    assert body["move"]["col"] in {m % C4.cols for m in proof.optimal_moves} == {2, 5}
+    assert sample(server, "gameai_proved_writes_total", result="written") == 0
+    assert server.server.exact.held(C4.parse_moves("4454")) is not None
+    assert best(server, "4454") == body
+    assert sample(server, "gameai_exact_moves_total", exact="true") == 2
+
+
+def test_a_request_gives_the_solver_its_own_budget(c4_store, start_server):
+    """``solve_ms`` at level best: the solver's budget for that request, on a server whose
+    game has none (REST and gRPC alike); 0 asks for no proof; at another level, or out of
+    range, it is refused with its name, never ignored."""
+    server = start_server(c4_store, games=(GAME,), exact_ms=())
+    assert best(server, LATE)["exact"] is False  # the game has no budget here
+    url = f"{server.http}/v1/games/{GAME}/best-move"
+    body = httpx.post(url, json={"moves": LATE, "solve_ms": 5000}, timeout=30).json()
+    assert body["exact"] is True and body["move"]["col"] in optimal_columns(LATE)
+    SOLUTIONS.forget()
+    with grpc.insecure_channel(server.grpc) as channel:
+        stub = move_pb2_grpc.MoveServiceStub(channel)
+        answer = stub.BestMove(move_pb2.BestMoveRequest(game=GAME, moves=DRAWN[:30],
+                                                        solve_ms=5000))
+        assert answer.exact
+        assert not stub.BestMove(move_pb2.BestMoveRequest(game=GAME, moves=DRAWN[:32],
+                                                          solve_ms=0)).exact
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.BestMove(move_pb2.BestMoveRequest(game=GAME, moves=LATE, level="casual",
+                                                   solve_ms=100))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "solve_ms" in refused.value.details()
+    for wrong, says in (({"level": "casual", "seed": 1}, "applies at level best only"),
+                        ({}, "from 0 to 30000")):
+        for value in ([100] if wrong else [-1, "100", True, 1.5, 10**6]):
+            r = httpx.post(url, json={"moves": LATE, "solve_ms": value, **wrong}, timeout=30)
+            assert r.status_code == 422, (value, r.text)
+            assert r.json()["error"]["field"] == "solve_ms" and says in r.text, r.text
+
+
 def test_other_levels_are_never_exact(c4_store, start_server):
     server = start_server(c4_store, games=(GAME,), exact_ms=((GAME, 200),))
     r = httpx.post(f"{server.http}/v1/games/{GAME}/best-move",
@@ -250,7 +297,7 @@ def test_a_miss_costs_no_round_trip_once_the_index_has_read_the_table(c4_store,
     assert best(server, EARLY)["exact"] is False  # the first lookup: the index is made
     wait_until(lambda: sample(server, "gameai_proved_indexed") == 1, timeout=10)
     unasked = sample(server, "gameai_proved_unasked_total")  # 0, or 1 if read at once
-    assert best(server, "4454")["exact"] is False
+    assert best(server, "4343")["exact"] is False
     assert sample(server, "gameai_proved_unasked_total") == unasked + 1
     assert sample(server, "gameai_proved_misses_total") == 2
     late = C4.parse_moves(LATE)

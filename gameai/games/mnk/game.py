@@ -19,7 +19,7 @@ Any ``mnk-RxC-K`` and ``connect-RxC-K`` (gravity) parses too (:func:`find`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -28,11 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from gameai.games.errors import InvalidBoard, UnknownGame
-from gameai.games.interface import U64, Batch, Game, Solution, State
+from gameai.games.interface import U64, Batch, Game, OptimalMoves, OwnSolvers, Solution, State
 from gameai.games.mnk.geometry import MAX_CELLS, Geometry
 
 if TYPE_CHECKING:
     from gameai.games.mnk.board import Board
+    from gameai.games.mnk.search import Searcher
 
 _NAMED = {
     "tictactoe": (3, 3, 3, False),
@@ -111,14 +112,30 @@ class MnkGame(Geometry, Game):
 
         return solve(self._board(state), time_limit=time_limit)
 
-    def own_solver(self, *, table_bits: int) -> Callable[[State, float], Solution] | None:
+    def own_solvers(self, *, table_bits: int) -> OwnSolvers | None:
         from gameai.games.mnk import search
         from gameai.games.mnk.solver import searches
 
         if not searches(self):
             return None
         searcher = search.Searcher(self, tt_bits=table_bits)
-        return lambda state, seconds: searcher.solve(self._board(state), time_limit=seconds)
+        return OwnSolvers(
+            lambda state, seconds: self._optimal(searcher, state, seconds),
+            lambda state, seconds: searcher.solve(self._board(state), time_limit=seconds))
+
+    def prove_optimal(self, state: State, *, time_limit: float | None = None
+                      ) -> OptimalMoves:
+        from gameai.games.mnk import search
+        from gameai.games.mnk.solver import searches
+
+        if not searches(self):  # an enumerated table: every move's score is at hand
+            return super().prove_optimal(state, time_limit=time_limit)
+        return self._optimal(search.searcher(self), state, time_limit)
+
+    def _optimal(self, searcher: Searcher, state: State, seconds: float | None
+                 ) -> OptimalMoves:
+        score, moves = searcher.optimal_moves(self._board(state), time_limit=seconds)
+        return OptimalMoves(state, (score > 0) - (score < 0), moves)
 
     def optimal_actions(self, state: State, *, time_limit: float | None = None
                         ) -> tuple[int, ...]:

@@ -52,7 +52,10 @@ T = TypeVar("T")
              openapi_extra=body_schema(BestMoveRequest), responses=MOVE_ERRORS)
 async def best_move(request: Request) -> Response:
     runtime = runtime_of(request)
-    fields = await move_fields(request, "BestMove", ("level", "seed", "depth", *SEARCH))
+    fields = await move_fields(request, "BestMove",
+                               ("level", "seed", "depth", "solve_ms", *SEARCH))
+    if "solve_ms" in fields:  # may take that long: in a thread, as a search budget does
+        fields["max_solve_ms"] = runtime.settings.max_solve_ms
     a = await _run(runtime, fields, core.best_move)
     body = {"game": a.game, "model_version": a.version, "move": move_json(a.move),
             "value": a.value, "level": a.level, "exact": a.exact}
@@ -89,7 +92,7 @@ async def _run(runtime: Runtime, fields: dict[str, Any], query: Callable[..., T]
     s = runtime.settings
     limits = {"max_depth": s.max_depth, "max_nodes": s.max_nodes,
               "max_time_ms": s.max_time_ms}
-    if any(name in fields for name in SEARCH):
+    if any(name in fields for name in (*SEARCH, "solve_ms")):
         result: T = await runtime.run_interactive(query, runtime.registry, **fields, **limits)
         return result
     return query(runtime.registry, **fields, **limits)

@@ -113,6 +113,12 @@ class BestMoveRequest(EvaluateRequest):
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="makes the level's "
                              "choices repeatable: the same seed, level and position, the "
                              "same move; without one they differ from game to game")
+    solve_ms: int | SkipJsonSchema[None] = Field(
+        None, ge=0, examples=[100], description="level best only: milliseconds the exact "
+        "solver may spend proving this position's optimal moves before the network answers "
+        "(at most the server's GAMEAI_MAX_SOLVE_MS); left out: the game's GAMEAI_EXACT_MS "
+        "(connect-four: 1); 0: no proof. More time proves more of the middle game and "
+        "opening (docs/levels.md, 'A request's own budget')")
 
 
 class BatchRequest(BaseModel):

@@ -96,7 +96,7 @@ PHASE_SOLVER: Phase
 PHASE_DONE: Phase
 
 class BestMoveRequest(_message.Message):
-    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum", "top", "nodes", "time_ms")
+    __slots__ = ("game", "board", "model", "client_id", "moves", "depth", "to_move", "level", "seed", "level_enum", "to_move_enum", "top", "nodes", "time_ms", "solve_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOARD_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +111,7 @@ class BestMoveRequest(_message.Message):
     TOP_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    SOLVE_MS_FIELD_NUMBER: _ClassVar[int]
     game: str
     board: str
     model: str
@@ -125,7 +126,8 @@ class BestMoveRequest(_message.Message):
     top: int
     nodes: int
     time_ms: int
-    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ...) -> None: ...
+    solve_ms: int
+    def __init__(self, game: _Optional[str] = ..., board: _Optional[str] = ..., model: _Optional[str] = ..., client_id: _Optional[str] = ..., moves: _Optional[str] = ..., depth: _Optional[int] = ..., to_move: _Optional[str] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., level_enum: _Optional[_Union[LevelName, str]] = ..., to_move_enum: _Optional[_Union[Side, str]] = ..., top: _Optional[int] = ..., nodes: _Optional[int] = ..., time_ms: _Optional[int] = ..., solve_ms: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
     __slots__ = ("row", "col", "index", "from_index", "from_row", "from_col")
