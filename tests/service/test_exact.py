@@ -225,6 +225,28 @@ def test_a_stage_the_solver_keeps_failing_is_tried_one_time_in_ten():
     assert all(stages.worth_trying(late) for _ in range(3 * PROBE_EVERY))
 
 
+def test_a_requests_own_budget_is_always_tried_and_teaches_the_stages_nothing():
+    """``prove(..., learn=False)`` (a request's ``solve_ms``): tried in a stage the game's
+    budget has given up on, and its failures are not counted there."""
+    from gameai.service.exact import PROBE_EVERY, TRIES_BEFORE_JUDGING, ExactPlay, stage_of
+    from gameai.service.metrics import Metrics
+
+    exact = ExactPlay(None, Metrics(), {GAME: 1})
+    early = C4.parse_moves("4343")  # not proved in a fraction of a millisecond
+    stage = stage_of(early)
+    try:
+        for _ in range(TRIES_BEFORE_JUDGING + 2):
+            assert exact.prove(early, 0.0002, learn=False) is None
+        assert all(exact.stages.worth_trying(stage) for _ in range(PROBE_EVERY))  # untaught
+        for _ in range(TRIES_BEFORE_JUDGING):
+            assert exact.prove(early, 0.0002) is None  # the game's budget: counted
+        assert sum(exact.stages.worth_trying(stage) for _ in range(PROBE_EVERY)) == 1
+        proof = exact.prove(C4.parse_moves("4454"), 2.0, learn=False)  # ply 4: that stage
+        assert proof is not None and proof.value == 1  # the game's budget would skip
+    finally:
+        exact.close()
+
+
 def test_a_stage_that_proves_less_than_half_gets_half_the_budget():
     from gameai.service.exact import THIN_BUDGET, TRIES_BEFORE_JUDGING, Stages
 
