@@ -96,13 +96,19 @@ def test_every_move_scores_as_plain_negamax(name):
 
 @pytest.mark.parametrize("name", ["connect-4x4-3", "mnk-3x4-3", "connect-3x4-3"])
 def test_optimal_and_non_losing_moves_as_plain_negamax(name):
-    """Every live position: the moves a perfect player draws among (the best score), the
-    moves that do not lose and the moves that win (however slowly), each settled by one
-    null-window search, as plain negamax says."""
+    """Live positions (every one of the two gravity boards, 20,000 of mnk-3x4-3's 79,563,
+    drawn with a fixed seed: the whole board took 40 s of a slow CI core): the moves a
+    perfect player draws among (the best score), the moves that do not lose and the moves
+    that win (however slowly), each settled by one null-window search, as plain negamax
+    says."""
+    import random
+
     game = get_game(name)
     searcher = Searcher(game, tt_bits=16)
     ref = reference(name)
     live = [k for k in ref if not Board(game, *k).is_over()]
+    if len(live) > 25_000:
+        live = random.Random(0).sample(live, 20_000)
     for x, o in live:
         board = Board(game, x, o)
         scores = {m: _move_score(game, ref, board, m) for m in board.legal_moves()}
