@@ -13,29 +13,6 @@ import pytest
 from gameai import host
 from gameai.store.embedded import RedisServer
 
-# The files whose tests take longest together (minutes on 2 CPUs, by `pytest --durations`),
-# longest first. They are collected first, and scripts/test hands files to its parallel
-# workers in collection order (`--dist loadfile --no-loadscope-reorder`), so each starts
-# early rather than running alone at the end while the other workers wait: pytest-xdist's
-# own order (most tests first) put the README's single three-minute test last.
-SLOW_FILES = (
-    "tests/trainer/test_selfplay_ray.py",
-    "tests/deploy/test_readme.py",
-    "tests/deploy/test_image_build.py",
-    "tests/trainer/test_stop_rules.py",
-    "tests/games/test_search.py",
-    "tests/stress/test_faults.py",
-    "tests/deploy/test_k8s_ready.py",
-    "tests/cli/test_ntuple_cli.py",
-    "tests/deploy/test_up.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow files first (:data:`SLOW_FILES`), every file's tests in their own order."""
-    rank = {path: i for i, path in enumerate(SLOW_FILES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
-
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
