@@ -161,17 +161,17 @@ class ExactPlay:
             self._solving.release()
 
     def _solvers(self, game: Game) -> OwnSolvers:
-        """The two proofs the best level asks for: the game's own, on its shared table, or
-        (``own_table_bits``) on a table of this object's own, made at the game's first."""
-        if self._own_bits is None:
-            return OwnSolvers(lambda s, t: game.prove_optimal(s, time_limit=t),
-                              lambda s, t: game.solve(s, time_limit=t))
-        own = self._own.get(game.name)
-        if own is None:
-            own = self._own[game.name] = game.own_solvers(table_bits=self._own_bits) or \
-                OwnSolvers(lambda s, t: game.prove_optimal(s, time_limit=t),
-                           lambda s, t: game.solve(s, time_limit=t))
-        return own
+        """The two proofs the best level asks for: on a table of this object's own
+        (``own_table_bits``, where the game has one), else the game's own, on its shared
+        table; chosen at the game's first solve."""
+        found = self._own.get(game.name)
+        if found is None:
+            own = None if self._own_bits is None else game.own_solvers(
+                table_bits=self._own_bits)
+            found = self._own[game.name] = own or OwnSolvers(
+                lambda s, t: game.prove_optimal(s, time_limit=t),
+                lambda s, t: game.solve(s, time_limit=t))
+        return found
 
     def held(self, state: State) -> Solution | OptimalMoves | None:
         """:meth:`lookup`'s solution, else the optimal moves this process proved alone
