@@ -176,14 +176,18 @@ def _machine() -> dict[str, Any]:
 
 def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
                   cluster: str | None = None, params: dict[str, str] | None = None,
-                  seed: int = 1, games: int = 0, progress: Any = print) -> dict[str, Any]:
+                  seed: int = 1, games: int = 0, ceiling: bool = False,
+                  progress: Any = print) -> dict[str, Any]:
     """Self-play games/s (learning and merges included) of the n-tuple learner with each
     number of ``actors``, on this machine's threads and, with ``cluster``, on the Ray
     cluster at that address: each setting warms up (kernels compiled or loaded, actors
     started, a round played), then plays rounds for ``seconds``, or with ``games`` that many
     games (every count then times the same stretch of training: games grow longer as the
     network learns, so equal seconds would favour the slower counts). Speed-up and
-    efficiency are against one actor on this machine, measured in the same run."""
+    efficiency are against one actor on this machine, measured in the same run. With
+    ``ceiling``, each count above one is also timed as that many independent one-actor
+    learners at once (:func:`independent_learners`): the most the machine gives that many
+    actors, and each local row's ``of_ceiling`` the share of it the actors reach."""
     game = get_game(game_name)
     backends = ["local"] + (["ray"] if cluster else [])
     out: dict[str, Any] = {"game": game.name, "algorithm": "ntuple", "seconds": seconds,
@@ -206,16 +210,10 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
 
                 assert isinstance(learner, NtupleLearner)
                 learner.use_backend(RayCluster())
-            sync = max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
-            learner.play(sync)  # warm: kernels, actors, a round's buffers
-            played, wall = 0, 0.0
+            _warm(learner)
             cpu = time.process_time()
             load_before = load()
-            step = 8 * sync  # several rounds a call: overlapping rounds pipeline within one
-            while played < games if games else wall < seconds:
-                stats = learner.play(min(step, games - played) if games else step)
-                played += stats.games
-                wall += stats.seconds
+            played, wall = _timed(learner, games=games, seconds=seconds)
             rate = played / wall
             cpu_rate = played / max(time.process_time() - cpu, 1e-9)
             status = getattr(learner, "selfplay_status", {})
@@ -236,8 +234,110 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
             progress(f"{backend:>5} {k:>3} actors: {rate:>10,.0f} games/s  speed-up "
                      f"{row['speedup']:.2f}x  efficiency {row['efficiency']:.2f}  (load "
                      f"{load_before[0]} -> {row['load_average'][1][0]})")
+    if ceiling:
+        assert base is not None
+        out["ceiling"] = []
+        for k in actors:
+            if k == 1:
+                continue  # the one-actor row is its own ceiling
+            found = independent_learners(game.name, k, seconds=seconds, games=games,
+                                         params=params, seed=seed)
+            found["speedup"] = round(found["games_per_second"] / base, 3)
+            out["ceiling"].append(found)
+            for row in out["rows"]:
+                if row["backend"] == "local" and row["actors"] == k:
+                    row["of_ceiling"] = round(row["games_per_second"]
+                                              / found["games_per_second"], 3)
+            progress(f"ceiling {k:>3} one-actor learners at once, nothing shared: "
+                     f"{found['games_per_second']:>10,.0f} games/s  speed-up "
+                     f"{found['speedup']:.2f}x")
     out["machine"]["load_average_after"] = load()
     return out
+
+
+def _warm(learner: Any) -> None:
+    """A round's games, untimed: kernels compiled or loaded, actors started, buffers made."""
+    learner.play(max(1, int(getattr(learner.params, "sync_games", 0)) or 2048))
+
+
+def _timed(learner: Any, *, games: int, seconds: float) -> tuple[int, float]:
+    """``(games played, seconds of self-play)``: ``games`` games, or with ``games`` 0 as
+    many as ``seconds`` take, in calls of several rounds (overlapping rounds pipeline
+    within one call)."""
+    step = 8 * max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
+    played, wall = 0, 0.0
+    while played < games if games else wall < seconds:
+        stats = learner.play(min(step, games - played) if games else step)
+        played += stats.games
+        wall += stats.seconds
+    return played, wall
+
+
+def independent_learners(game_name: str, k: int, *, seconds: float, games: int = 0,
+                         params: dict[str, str] | None = None, seed: int = 1
+                         ) -> dict[str, Any]:
+    """The machine's ceiling for ``k`` actors: ``k`` one-actor learners (seeds ``seed`` to
+    ``seed + k - 1``), each in a process of its own and sharing nothing, timed at once over
+    the same stretch as :func:`actor_scaling`'s rows (each warms up, then all start
+    together). Their games/s summed is what ``k`` actors could make here with no cost of
+    their own at all: what the cores, caches and memory allow ``k`` copies of the kernel.
+
+    Raises:
+        RuntimeError: a process failed or did not report within the time allowed.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # numba and threads: never fork
+    start = ctx.Barrier(k + 1)
+    results = ctx.Queue()
+    one = {**(params or {}), "actors": "1"}
+    procs = [ctx.Process(target=_independent, name=f"gameai-ceiling-{i}", daemon=True,
+                         args=(game_name, seed + i, one, games, seconds, start, results))
+             for i in range(k)]
+    for proc in procs:
+        proc.start()
+    patience = INDEPENDENT_START_SECONDS + (games / 100 if games else 4 * seconds)
+    try:
+        try:
+            start.wait(timeout=INDEPENDENT_START_SECONDS)
+            load_before = load()
+            found = [results.get(timeout=patience) for _ in procs]
+        except Exception as e:  # a broken barrier, an empty queue: a process died or hung
+            said = [] if results.empty() else [results.get(timeout=1).get("error")]
+            raise RuntimeError(f"{k} independent learners: a process failed or hung: "
+                               f"{said[0] if said and said[0] else repr(e)}") from e
+    finally:
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+    failed = [f["error"] for f in found if "error" in f]
+    if failed:
+        raise RuntimeError(f"{k} independent learners: {failed[0]}")
+    return {"processes": k,
+            "games_per_second": round(sum(f["played"] / f["seconds"] for f in found), 1),
+            "each": [{"games": f["played"], "seconds": round(f["seconds"], 4),
+                      "started": f["started"], "ended": f["ended"]} for f in found],
+            "load_average": [load_before, load()]}
+
+
+INDEPENDENT_START_SECONDS = 300.0  # every process imported, warmed up and at the barrier
+
+
+def _independent(game_name: str, seed: int, params: dict[str, str], games: int,
+                 seconds: float, start: Any, results: Any) -> None:
+    """One of :func:`independent_learners`' processes: warm, wait for the others, time."""
+    try:
+        learner = make_learner(get_game(game_name), "ntuple", seed=seed, params=params)
+        _warm(learner)
+        start.wait(timeout=INDEPENDENT_START_SECONDS)
+        began = time.time()
+        played, wall = _timed(learner, games=games, seconds=seconds)
+        results.put({"played": played, "seconds": wall, "started": began,
+                     "ended": time.time()})
+    except Exception as e:  # reported to the parent, which raises
+        results.put({"error": f"{type(e).__name__}: {e}"})
+        start.abort()  # nobody waits at the barrier for this process
 
 
 def actor_strength(game_name: str, *, actors: tuple[int, ...], games: int,

@@ -148,6 +148,10 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "or auto; pip install 'gameai[ray]')")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a learner parameter for every setting (sync_games=..., merge=...)")
+    p.add_argument("--ceiling", action="store_true", help="with --algorithm ntuple: also "
+                   "time each count K above 1 as K independent one-actor learners at once "
+                   "(a process each, nothing shared): what this machine gives K actors "
+                   "with no cost of their own")
     p.add_argument("--judge", action="store_true", help="also the strength at an equal "
                    "number of games for each actor count: the judge's matches against the "
                    "perfect player at the default depth, and the evaluator's figures")
@@ -591,6 +595,8 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
     game = get_game(args.game)
     if args.algorithm == "ntuple":
         return _bench_actors(args, game)
+    if args.ceiling:
+        raise CommandError("--ceiling times parallel actors: add --algorithm ntuple", USAGE)
     if not game.cell_kernels:
         raise CommandError(f"bench selfplay times the m,n,k self-play kernels against their "
                            f"plain-Python twin; {game.name} is played along its state graph: "
@@ -625,7 +631,7 @@ def _bench_actors(args: argparse.Namespace, game: Game) -> int:
     try:
         figures: dict[str, Any] = {"speed": actor_scaling(
             game.name, actors=actors, seconds=args.seconds, cluster=args.cluster,
-            params=params, games=args.games or 0, progress=say)}
+            params=params, games=args.games or 0, ceiling=args.ceiling, progress=say)}
         if args.judge:
             figures["strength"] = actor_strength(
                 game.name, actors=actors, games=args.judge_after, judge_games=args.judge_games,

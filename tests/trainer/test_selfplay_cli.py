@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gameai.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,3 +48,30 @@ def test_bench_selfplay_times_each_actor_count(capsys):
     assert figures["machine"]["cores"] >= 1 and len(figures["machine"]["load_average"]) == 3
     assert main(["bench", "selfplay", "--game", "tictactoe", "--algorithm", "ntuple",
                  "--actors", "0,2"]) == 2
+
+
+def test_bench_selfplay_measures_the_machines_ceiling_for_each_count(capsys):
+    """--ceiling: K one-actor learners in K processes of their own, timed at once, beside
+    the K actors' row, which says what share of that ceiling it reached."""
+    assert main(["bench", "selfplay", "--game", "tictactoe", "--algorithm", "ntuple",
+                 "--actors", "1,2", "--games", "30000", "--ceiling", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)["speed"]
+    (ceiling,) = figures["ceiling"]
+    assert ceiling["processes"] == 2 and len(ceiling["each"]) == 2
+    for each in ceiling["each"]:
+        assert each["games"] >= 30000 and each["seconds"] > 0
+    first, second = sorted(ceiling["each"], key=lambda e: e["started"])
+    assert second["started"] < first["ended"]  # the two ran at the same time
+    assert ceiling["games_per_second"] == pytest.approx(
+        sum(e["games"] / e["seconds"] for e in ceiling["each"]), rel=0.01)
+    one, two = figures["rows"]
+    assert ceiling["speedup"] == pytest.approx(
+        ceiling["games_per_second"] / one["games_per_second"], rel=0.01)
+    assert two["of_ceiling"] == pytest.approx(
+        two["games_per_second"] / ceiling["games_per_second"], rel=0.01)
+    assert "of_ceiling" not in one
+
+
+def test_ceiling_needs_the_parallel_actors(capsys):
+    assert main(["bench", "selfplay", "--game", "tictactoe", "--ceiling"]) == 2
+    assert "--algorithm ntuple" in capsys.readouterr().err
