@@ -8,6 +8,7 @@ reported with them, since other work shares the cores.
 from __future__ import annotations
 
 import os
+import queue
 import time
 from typing import Any
 
@@ -283,7 +284,7 @@ def independent_learners(game_name: str, k: int, *, seconds: float, games: int =
     their own at all: what the cores, caches and memory allow ``k`` copies of the kernel.
 
     Raises:
-        RuntimeError: a process failed or did not report within the time allowed.
+        CeilingFailed: a process failed or did not report within the time allowed.
     """
     import multiprocessing
 
@@ -303,9 +304,12 @@ def independent_learners(game_name: str, k: int, *, seconds: float, games: int =
             load_before = load()
             found = [results.get(timeout=patience) for _ in procs]
         except Exception as e:  # a broken barrier, an empty queue: a process died or hung
-            said = [] if results.empty() else [results.get(timeout=1).get("error")]
-            raise RuntimeError(f"{k} independent learners: a process failed or hung: "
-                               f"{said[0] if said and said[0] else repr(e)}") from e
+            try:  # a process that failed says why (its message may still be on its way)
+                said = results.get(timeout=5).get("error") or repr(e)
+            except queue.Empty:
+                said = repr(e)
+            raise CeilingFailed(f"{k} independent learners: a process failed or hung: "
+                                f"{said}") from e
     finally:
         for proc in procs:
             proc.join(timeout=10)
@@ -313,7 +317,7 @@ def independent_learners(game_name: str, k: int, *, seconds: float, games: int =
                 proc.kill()
     failed = [f["error"] for f in found if "error" in f]
     if failed:
-        raise RuntimeError(f"{k} independent learners: {failed[0]}")
+        raise CeilingFailed(f"{k} independent learners: {failed[0]}")
     return {"processes": k,
             "games_per_second": round(sum(f["played"] / f["seconds"] for f in found), 1),
             "each": [{"games": f["played"], "seconds": round(f["seconds"], 4),
@@ -322,6 +326,10 @@ def independent_learners(game_name: str, k: int, *, seconds: float, games: int =
 
 
 INDEPENDENT_START_SECONDS = 300.0  # every process imported, warmed up and at the barrier
+
+
+class CeilingFailed(RuntimeError):
+    """One of :func:`independent_learners`' processes failed or hung (its error said)."""
 
 
 def _independent(game_name: str, seed: int, params: dict[str, str], games: int,

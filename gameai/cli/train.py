@@ -611,7 +611,7 @@ def run_bench_selfplay(args: argparse.Namespace) -> int:
 
 
 def _bench_actors(args: argparse.Namespace, game: Game) -> int:
-    from gameai.bench.learners import actor_scaling, actor_strength
+    from gameai.bench.learners import CeilingFailed, actor_scaling, actor_strength
     from gameai.trainer.learners.base import BadParameter
     from gameai.trainer.selfplay.ray import RayUnavailable
     from gameai.trainer.training import CannotTrain
@@ -641,6 +641,8 @@ def _bench_actors(args: argparse.Namespace, game: Game) -> int:
         raise CommandError(str(e), USAGE) from e
     except BadParameter as e:
         raise CommandError(f"--param: {e}", USAGE) from e
+    except CeilingFailed as e:
+        raise CommandError(f"--ceiling: {e}") from e
     except CannotTrain as e:
         raise CommandError(str(e)) from e
     if args.json:

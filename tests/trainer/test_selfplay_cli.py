@@ -75,3 +75,10 @@ def test_bench_selfplay_measures_the_machines_ceiling_for_each_count(capsys):
 def test_ceiling_needs_the_parallel_actors(capsys):
     assert main(["bench", "selfplay", "--game", "tictactoe", "--ceiling"]) == 2
     assert "--algorithm ntuple" in capsys.readouterr().err
+
+
+def test_a_ceiling_process_that_fails_is_reported_with_its_error():
+    from gameai.bench.learners import CeilingFailed, independent_learners
+
+    with pytest.raises(CeilingFailed, match="no-such-game"):
+        independent_learners("no-such-game", 2, seconds=0.1)
