@@ -256,16 +256,21 @@ def actor_scaling(game_name: str, *, actors: tuple[int, ...], seconds: float,
     return out
 
 
+def _round_games(learner: Any) -> int:
+    """The games of one of ``learner``'s rounds (2,048 where it plays none)."""
+    return max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
+
+
 def _warm(learner: Any) -> None:
     """A round's games, untimed: kernels compiled or loaded, actors started, buffers made."""
-    learner.play(max(1, int(getattr(learner.params, "sync_games", 0)) or 2048))
+    learner.play(_round_games(learner))
 
 
 def _timed(learner: Any, *, games: int, seconds: float) -> tuple[int, float]:
     """``(games played, seconds of self-play)``: ``games`` games, or with ``games`` 0 as
     many as ``seconds`` take, in calls of several rounds (overlapping rounds pipeline
     within one call)."""
-    step = 8 * max(1, int(getattr(learner.params, "sync_games", 0)) or 2048)
+    step = 8 * _round_games(learner)
     played, wall = 0, 0.0
     while played < games if games else wall < seconds:
         stats = learner.play(min(step, games - played) if games else step)
