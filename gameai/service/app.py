@@ -22,6 +22,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event
+from types import FrameType
 from typing import NoReturn
 
 import uvicorn
@@ -268,12 +270,21 @@ def serve(settings: Settings) -> int:
     exit_now(code)
 
 
-def serve_worker(settings: Settings, store_url: str) -> None:
-    """One of several worker processes (:func:`gameai.service.workers.run_workers`)."""
+def serve_worker(settings: Settings, store_url: str, handles_signals: Event) -> None:
+    """One of several worker processes (:func:`gameai.service.workers.run_workers`). Until
+    it serves, SIGTERM or SIGINT ends it at once with status 0: there is nothing to drain."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop_before_serving)
+    handles_signals.set()
     host.install()  # a spawned process starts from nothing
     logging.basicConfig(level=settings.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(processName)s: %(message)s")
     exit_now(asyncio.run(run(settings, store_url)))
+
+
+def _stop_before_serving(signum: int, frame: FrameType | None) -> None:
+    log.info("%s before serving: stopping", signal.Signals(signum).name)
+    exit_now(0)
 
 
 def exit_now(code: int) -> NoReturn:
