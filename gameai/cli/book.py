@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from gameai.cli.common import STORE_DOWN, USAGE, CommandError, positive
 from gameai.cli.train import store_options
 
+DEFAULT_NOISE = 0.2  # the noisy opponent's, as the gates' middle one (0.1, 0.2, 0.3)
+
 if TYPE_CHECKING:
     from gameai.games import Game
     from gameai.trainer import book_builder
@@ -45,10 +47,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="games of the served model that choose the positions (1000; 0 "
                    "with --every-reply: the tree of replies alone)")
     b.add_argument("--seed", type=int, default=0, help="the opponent's seed (0)")
-    b.add_argument("--opponent", choices=("random", "perfect"), default="random",
-                   help="who the model plays: uniformly random moves (the default), or "
+    b.add_argument("--opponent", choices=("random", "perfect", "noisy"), default="random",
+                   help="who the model plays: uniformly random moves (the default), "
                    "perfect play with ties drawn at random (the positions strong players "
-                   "reach; its own proofs are kept in this machine's cache)")
+                   "reach; its own proofs are kept in this machine's cache), or a noisy "
+                   "solver: perfect play but, with probability --noise, a random move that "
+                   "does not lose (the games a strong player's slip hands the model)")
+    b.add_argument("--noise", type=float, metavar="P",
+                   help="with --opponent noisy: how often it plays a random move that does "
+                   "not lose instead of a perfect one (0.2, as the gates' middle opponent)")
     b.add_argument("--opponent-time-limit", type=float, default=300.0, metavar="S",
                    help="seconds the perfect opponent may search a move (300); past it, "
                    "it plays the move with the best proved bounds")
@@ -90,6 +97,11 @@ def run_build(args: argparse.Namespace) -> int:
     if args.plies < 0 or not 0 <= args.from_ply <= args.plies:
         raise CommandError("--plies must be 0 or more and --from-ply from 0 to --plies",
                            USAGE)
+    if args.noise is not None and args.opponent != "noisy":
+        raise CommandError("--noise is the noisy solver's: give --opponent noisy", USAGE)
+    if args.noise is not None and not 0 < args.noise < 1:
+        raise CommandError(f"--noise must be more than 0 and less than 1, got {args.noise:g}",
+                           USAGE)
     if args.every_reply and args.opponent != "perfect":
         raise CommandError("--every-reply follows the perfect opponent's optimal replies: "
                            "give --opponent perfect", USAGE)
@@ -126,6 +138,8 @@ def run_build(args: argparse.Namespace) -> int:
            "games": report.games, "opponent": args.opponent, "sides": args.sides,
            "workers": report.workers, "backend": report.backend,
            "by_ply": [p.to_json() for p in report.by_ply]}
+    if args.opponent == "noisy":
+        out["noise"] = DEFAULT_NOISE if args.noise is None else args.noise
     if report.coverage:
         out["every_reply"] = {side: c.to_json() for side, c in report.coverage.items()}
     if args.json:
@@ -156,8 +170,14 @@ def _opponent(args: argparse.Namespace, game: Game) -> book_builder.Player:
 
     if args.opponent_time_limit <= 0:
         raise CommandError("--opponent-time-limit must be more than 0 seconds", USAGE)
-    return perfect_player(game, time_limit=args.opponent_time_limit,
-                          book=default_book(game))
+    perfect = perfect_player(game, time_limit=args.opponent_time_limit,
+                             book=default_book(game))
+    if args.opponent == "noisy":
+        from gameai.trainer.evaluation.judge import NoisySolver
+
+        noise = DEFAULT_NOISE if args.noise is None else args.noise
+        return NoisySolver(game, perfect, noise, args.opponent_time_limit)
+    return perfect
 
 
 def _pool(args: argparse.Namespace

@@ -7,9 +7,11 @@ hints (docs/levels.md, "Exact play").
 ``games`` games (one side each in turn, or one side only) at its move as the server plays
 it at level best: where the table holds the position, the optimal move the network values
 most, else its search's best move; against an opponent that plays uniformly at random (the
-positions a population of players meets), or perfectly (ties drawn at random: the
-positions strong players meet). Every live position up to ply ``plies`` is kept once up
-to symmetry (the table's key).
+positions a population of players meets), perfectly (ties drawn at random: the
+positions strong players meet), or as a noisy solver (perfectly, except that with a given
+probability it plays a random move that does not lose: the positions where a strong
+player's slip hands the served model a game to hold). Every live position up to ply
+``plies`` is kept once up to symmetry (the table's key).
 
 **In rounds.** A position proved changes the model's move there wherever the network's
 move was not optimal, and so the positions after it: the games are played again with the
@@ -144,8 +146,8 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
     ``sides`` "XO": as X in even games, as O in odd ones; else always that side) against
     ``opponent``, one per canonical key: ``[ply] -> positions``. The model's moves are the
     server's (:func:`model_move`) with the solutions ``proved`` holds; a proved position of
-    the opponent's is met by an optimal move when the opponent is not random (a perfect
-    player then needs no search of its own there)."""
+    the opponent's is met by :func:`proved_reply` when the opponent is not random (a
+    solver then needs no search of its own there)."""
     if sides not in SIDES:
         raise ValueError(f"sides must be one of {', '.join(SIDES)}, got {sides!r}")
     game = model.game
@@ -167,12 +169,26 @@ def reached_positions(model: Model, *, plies: int, games: int, seed: int = 0,
                     chosen[state.key] = model_move(model, state, proved(state))
                 action = chosen[state.key]
             elif opponent is not random_opponent and (solution := proved(state)) is not None:
-                optimal = sorted(solution.optimal_moves)
-                action = optimal[int(rng.random() * len(optimal))]
+                action = proved_reply(opponent, solution, rng)
             else:
                 action = opponent(state, rng)
             state = state.play(action)
     return by_ply
+
+
+def proved_reply(opponent: Player, solution: Solution, rng: random.Random) -> int:
+    """A solver opponent's move at a position the table holds, without a search of its
+    own: an optimal move, ties drawn at random; for a noisy solver
+    (:class:`~gameai.trainer.evaluation.judge.NoisySolver`), with its probability, a random
+    move that does not lose instead (any move, where every move loses), as it plays one."""
+    from gameai.trainer.evaluation.judge import NoisySolver
+
+    if isinstance(opponent, NoisySolver) and rng.random() < opponent.p:
+        safe = sorted(m.move for m in solution.moves if m.outcome != "loss") or \
+            sorted(m.move for m in solution.moves)
+        return safe[int(rng.random() * len(safe))]
+    optimal = sorted(solution.optimal_moves)
+    return optimal[int(rng.random() * len(optimal))]
 
 
 def reply_tree(model: Model, *, plies: int, side: str, proved: Proved,

@@ -8,6 +8,7 @@ first stopped."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -18,12 +19,14 @@ from gameai.trainer.book_builder import (
     build_book,
     local_pool,
     model_move,
+    proved_reply,
     random_opponent,
     reached_positions,
     reply_tree,
     tree_coverage,
 )
 from gameai.trainer.evaluation.calibrate import PerfectPlayer
+from gameai.trainer.evaluation.judge import NoisySolver
 from tests.service.conftest import random_ntuple
 
 GAME = "connect-four"
@@ -157,6 +160,56 @@ def test_a_perfect_opponent_plays_only_optimal_moves(opponent, optimal):
     assert len(reached_positions(model, plies=8, games=40, seed=3)[1]) > 1  # X and O
 
 
+def tree_keys(model, game, replies, plies: int) -> set[int]:
+    """The canonical keys of every position of the model's games as O up to ``plies``
+    when its opponent may answer with any of ``replies(state)``."""
+    keys: set[int] = set()
+    frontier = [game.initial()]
+    for _ in range(plies + 1):
+        following = []
+        for state in frontier:
+            keys.add(state.canonical()[0])
+            if state.is_over():
+                continue
+            moves = [model_move(model, state)] if state.to_move == "O" else replies(state)
+            following.extend(state.play(a) for a in moves)
+        frontier = following
+    return keys
+
+
+def test_a_noisy_opponent_never_plays_into_a_loss():
+    """Its slips (:func:`test_a_proved_position_is_answered_as_the_opponent_would`, and the
+    judge's tests of :class:`NoisySolver`) are moves that do not lose."""
+    game = get_game("tictactoe")
+    model = tictactoe_ntuple()
+    noisy = NoisySolver(game, PerfectPlayer(game), 0.5, time_limit=5)
+    reached = {s.canonical()[0] for states in reached_positions(
+        model, plies=8, games=60, seed=3, sides="O", opponent=noisy) for s in states}
+    safe = tree_keys(model, game, lambda s: game.non_losing_actions(s) or s.legal_actions(), 8)
+    everything = tree_keys(model, game, lambda s: s.legal_actions(), 8)
+    assert len(reached) > 20 and reached <= safe < everything
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.5, 1.0])
+def test_a_proved_position_is_answered_as_the_opponent_would(noise):
+    """Where the table holds the opponent's position, its move comes from the solution:
+    always optimal for the perfect player, a non-losing move with the noise's
+    probability for a noisy solver."""
+    game = get_game("tictactoe")
+    perfect = PerfectPlayer(game)
+    opponent = perfect if noise == 0 else NoisySolver(game, perfect, noise, time_limit=5)
+    state = game.parse("O--|---|-X-")  # X to move: one move wins, two draw, four lose
+    solution = game.solve(state)
+    optimal = set(solution.optimal_moves)
+    safe = {m.move for m in solution.moves if m.outcome != "loss"}
+    assert optimal < safe < set(state.legal_actions())
+    rng = random.Random(0)
+    played = {proved_reply(opponent, solution, rng) for _ in range(200)}
+    assert played <= safe
+    assert (played == optimal) is (noise == 0)
+    assert (played == safe) is (noise > 0)
+
+
 def every_line(game, model, table, plies: int) -> list:
     """The reference for :func:`reply_tree`: every position of every line where the model
     plays the server's move (the table's proof where held) and the opponent, O, every move
@@ -256,6 +309,21 @@ def test_the_command_builds_against_a_perfect_opponent(redis_url, capsys, tmp_pa
                                                             out["by_ply"]) > 0
 
 
+def test_the_command_builds_against_a_noisy_opponent(redis_url, capsys, tmp_path,
+                                                    monkeypatch):
+    monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))
+    production(redis_url, "noisy", tictactoe_ntuple())
+    argv = ["book", "build", "--game", "tictactoe", "--plies", "6", "--games", "20",
+            "--opponent", "noisy", "--noise", "0.3", "--sides", "O", "--workers", "1",
+            "--store", redis_url, "--store-prefix", "noisy", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["opponent"] == "noisy" and out["noise"] == 0.3 and out["sides"] == "O"
+    with ModelStore.from_url(redis_url, prefix="noisy") as store:
+        assert store.proved().size(game="tictactoe") == sum(p["proved"] for p in
+                                                            out["by_ply"]) > 0
+
+
 def test_the_command_builds_every_reply_and_says_the_tree_is_complete(
         redis_url, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("GAMEAI_CACHE_DIR", str(tmp_path))
@@ -287,6 +355,10 @@ def test_the_command_refuses_what_it_cannot_build(argv, status, says, redis_url,
     (["--sides", "XX"], "--sides"),
     (["--opponent", "perfect", "--opponent-time-limit", "0"], "--opponent-time-limit"),
     (["--every-reply"], "--opponent perfect"),
+    (["--opponent", "noisy", "--every-reply"], "--opponent perfect"),
+    (["--noise", "0.3"], "--opponent noisy"),
+    (["--opponent", "noisy", "--noise", "1"], "--noise must be more than 0 and less than 1"),
+    (["--opponent", "noisy", "--noise", "0"], "--noise must be more than 0 and less than 1"),
     (["--games", "0"], "--games must be 1"),
     (["--opponent", "perfect", "--every-reply", "--games", "-1"], "--games must be 0"),
 ])
