@@ -34,6 +34,7 @@ from gameai.trainer.evaluation.evaluate import line_outcomes
 
 if TYPE_CHECKING:
     from gameai.service.exact import ExactPlay
+    from gameai.store import ProvedTable
 
 
 def random_positions(game: Game, count: int, seed: int = 0) -> list[str]:
@@ -280,12 +281,13 @@ def position_errors(model: NtupleModel, *, depths: list[int | None], count: int 
     return report
 
 
-def best_level_player(model: NtupleModel, exact_ms: float
+def best_level_player(model: NtupleModel, exact_ms: float, table: ProvedTable | None = None
                       ) -> tuple[Callable[[State, Any], int], ExactPlay]:
     """The served level ``best`` as a player of ``model``'s game: the solver first, within
     ``exact_ms`` a move, as a server tries it (:class:`gameai.service.exact.ExactPlay`:
     its stages that stop trying where proofs keep failing, the proofs it made kept for the
-    positions met again; no shared table), then the optimal move the network values most
+    positions met again; the shared ``table`` of proved positions read first and written
+    as a server does, where one is given), then the optimal move the network values most
     where that proves the position, else the network's move at its default depth
     (:func:`gameai.trainer.book_builder.model_move`). Its solver has a table of its own, as
     large as a server's, so a judge's opponent's proofs are not shared with it. Returns the
@@ -296,7 +298,7 @@ def best_level_player(model: NtupleModel, exact_ms: float
     from gameai.trainer.book_builder import model_move
 
     game = model.game
-    exact = ExactPlay(None, Metrics(), {game.name: exact_ms}, own_table_bits=DEFAULT_TT_BITS)
+    exact = ExactPlay(table, Metrics(), {game.name: exact_ms}, own_table_bits=DEFAULT_TT_BITS)
 
     def play(state: State, _rng: Any) -> int:
         return model_move(model, state, exact.prove(state, exact_ms / 1000))

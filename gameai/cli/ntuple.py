@@ -46,6 +46,13 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    "table; in --judge's games the proofs it made are kept, as a server "
                    "keeps them), the network's move where it does not prove (default 0: "
                    "not judged)")
+    p.add_argument("--proved-store", metavar="URL",
+                   help="with --exact-ms and --judge: level best also reads the shared table "
+                   "of proved positions of the store at URL (a book of `gameai book build`), "
+                   "as a server of that store does, and writes its own proofs there as one "
+                   "would (default: no shared table)")
+    p.add_argument("--proved-prefix", default="gameai", metavar="PREFIX",
+                   help="with --proved-store: the store's key prefix (gameai)")
     p.add_argument("--judge-sides", default="XO", choices=("X", "O", "XO"),
                    help="with --judge: the sides the model plays against perfect play "
                    "(default XO; the noisy solvers are met as O, so only with O). X alone "
@@ -101,6 +108,9 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     classes = _classes(args.position_classes)  # refused before any long work
     if not 0 <= args.exact_ms <= 1000:
         raise CommandError(f"--exact-ms: from 0 to 1000, got {args.exact_ms:g}")
+    if args.proved_store and not (args.exact_ms > 0 and args.judge):
+        raise CommandError("--proved-store is read by level best in --judge's games: give "
+                           "--exact-ms and --judge")
     say = (lambda _text: None) if args.json else print
     report: dict[str, Any] = {"model": args.model, "game": model.game.name}
     if not args.skip_latency:
@@ -126,11 +136,15 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         if searches(model.game):  # past the whole-game tables
             search.reserve_table(model.game, args.table_bits)
         book = Book(model.game, Path(args.book)) if args.book else default_book(model.game)
-        others, exact = {}, None
+        others, exact, store = {}, None, None
         if args.exact_ms > 0:
             from gameai.bench.ntuple import BEST_LEVEL, best_level_player
 
-            others[BEST_LEVEL], exact = best_level_player(model, args.exact_ms)
+            table = None
+            if args.proved_store:
+                store = _proved_store(args.proved_store, args.proved_prefix, model.game.name)
+                table = store.proved()
+            others[BEST_LEVEL], exact = best_level_player(model, args.exact_ms, table)
         try:
             report["judge"] = judge(model, depths=judged, games=args.judge,
                                     noisy_games=args.noisy_games, per_stage=args.per_stage,
@@ -142,6 +156,8 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
         finally:
             if exact is not None:
                 exact.close()
+            if store is not None:
+                store.close()
     if args.positions:
         if not getattr(model.game, "gravity", False):
             raise CommandError(f"--positions: benchmark positions are drawn for gravity "
@@ -154,6 +170,18 @@ def run_bench_ntuple(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
     return 0
+
+
+def _proved_store(url: str, prefix: str, game: str) -> Any:
+    """The store of ``--proved-store``, reachable, or a command error naming it."""
+    from gameai.store import ModelStore, StoreError
+
+    try:
+        store = ModelStore.from_url(url, prefix=prefix)
+        store.proved().size(game=game)  # reached now, not in the first game
+    except (StoreError, ValueError) as e:
+        raise CommandError(f"--proved-store {url}: {e}") from e
+    return store
 
 
 def _classes(text: str) -> tuple[tuple[str, str], ...]:

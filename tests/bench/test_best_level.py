@@ -37,3 +37,34 @@ def test_the_best_level_plays_a_proved_move_found_by_a_solver_of_its_own():
         assert move in optimal
         network_wrong += model_move(model, board) not in optimal
     assert network_wrong > 0  # the network alone errs here: the proofs chose the moves
+
+
+def test_the_best_level_reads_a_shared_table_as_a_server_of_that_store_does(redis_url):
+    """``--proved-store``: where the table holds a position (a book's), the level plays an
+    optimal move of it, though its own budget proves nothing there."""
+    from gameai.store import ModelStore
+
+    game = get_game("connect-four")
+    model = make_learner(game, "ntuple", seed=1).export()
+    positions = generate(game, stage="middle", difficulty="medium", count=6, seed=7,
+                         searcher=search.Searcher(game, tt_bits=18))
+    boards = [game.parse(p.board) for p in positions]
+    solutions = [game.solve(board) for board in boards]
+    wrong = [b for b, s in zip(boards, solutions, strict=True)
+             if model_move(model, b) not in s.optimal_moves]
+    assert wrong  # the network alone errs on some of them
+    with ModelStore.from_url(redis_url, prefix="book") as store:
+        table = store.proved()
+        alone, exact = best_level_player(model, 0.001)  # a microsecond proves nothing
+        try:
+            assert [alone(b, None) for b in wrong] == [model_move(model, b) for b in wrong]
+        finally:
+            exact.close()
+        for board, solution in zip(boards, solutions, strict=True):
+            table.put(board, solution)
+        booked, exact = best_level_player(model, 0.001, table)
+        try:
+            for board, solution in zip(boards, solutions, strict=True):
+                assert booked(board, None) in solution.optimal_moves
+        finally:
+            exact.close()

@@ -81,7 +81,10 @@ def test_bench_ntuple_judges_the_depths_asked_on_the_positions_asked(tmp_path):
                 figures[policy]["by_outcome"]["errors"]
     assert classes["end easy"]["level best"]["by_score"]["errors"] == 0
     for argv, says in ((["--position-classes", "middle-hardest"], "is not STAGE-DIFFICULTY"),
-                       (["--exact-ms", "-1"], "--exact-ms: from 0 to 1000")):
+                       (["--exact-ms", "-1"], "--exact-ms: from 0 to 1000"),
+                       (["--proved-store", "redis://127.0.0.1:1"], "give --exact-ms and --judge"),
+                       (["--exact-ms", "1", "--judge", "2", "--proved-store",
+                         "redis://127.0.0.1:1"], "--proved-store redis://127.0.0.1:1")):
         bad = gameai("bench", "ntuple", "--model", str(small), "--skip-latency",
                      "--positions", "3", *argv)
         assert bad.returncode != 0 and says in bad.stderr, bad.stderr
