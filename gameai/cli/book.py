@@ -80,6 +80,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     store_options(b)
     b.add_argument("--json", action="store_true", help="print the report as JSON")
     b.set_defaults(func=run_build)
+    e = actions.add_parser(
+        "export", help="write a game's proved positions to a book file",
+        description="Write every position the store's shared table holds for --game to "
+        "--out, a book file (gzip'd text, by key: the same table gives the same bytes), as "
+        "the bundled models' books are made (docs/solver.md).")
+    e.add_argument("--game", required=True)
+    e.add_argument("--out", required=True, metavar="FILE", help="the book file to write")
+    store_options(e)
+    e.set_defaults(func=run_export)
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -194,3 +203,35 @@ def _pool(args: argparse.Namespace
         return int(cluster["cpus"]), "ray", book_builder.ray_pool()
     workers = args.workers or len(os.sched_getaffinity(0))
     return workers, "local", book_builder.local_pool(workers)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gameai.games import GameError, get_game
+    from gameai.models.bundled import write_book
+    from gameai.store import ModelStore, StoreError, StoreUnavailable
+    from gameai.store.connect import StoreSettings, store_url
+
+    try:
+        game = get_game(args.game).name
+    except GameError as e:
+        raise CommandError(str(e), USAGE) from e
+    settings = StoreSettings.load(vars(args))
+    try:
+        with store_url(settings) as url, ModelStore.from_url(url, prefix=settings.prefix) as store:
+            entries = store.proved().entries(game=game)
+    except StoreUnavailable as e:
+        raise CommandError(str(e), STORE_DOWN) from e
+    except StoreError as e:
+        raise CommandError(str(e)) from e
+    data = write_book(game, entries)
+    try:
+        Path(args.out).write_bytes(data)
+    except OSError as e:
+        raise CommandError(f"--out {args.out}: {e.strerror}") from e
+    import hashlib
+
+    print(f"{game}: {len(entries):,} proved positions written to {args.out} "
+          f"({len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()})")
+    return 0

@@ -101,6 +101,37 @@ class ProvedTable:
             else "full"
         return written, int(size)
 
+    def put_entries(self, game: str, entries: list[tuple[int, str]]) -> dict[Written, int]:
+        """Write entries as they are stored (canonical key, entry text: a book file's,
+        checked by its reader), each as :meth:`put` writes one (held positions keep
+        theirs, none past the bound), in one round trip: how many were written, held and
+        refused as full.
+
+        Raises:
+            StoreUnavailable: the store cannot be reached.
+        """
+        counts: dict[Written, int] = {"written": 0, "held": 0, "full": 0}
+        keys = self._both(game)
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for key, entry in entries:
+                self._put(keys=keys, args=[str(key), entry, self.max_entries], client=pipe)
+            for done, _ in pipe.execute():
+                counts["written" if int(done) == 1 else "held" if int(done) == 0
+                       else "full"] += 1
+        return counts
+
+    def entries(self, *, game: str) -> list[tuple[int, str]]:
+        """Every entry of ``game``'s table as stored (canonical key, entry text), by key:
+        what a book file holds.
+
+        Raises:
+            StoreUnavailable: the store cannot be reached.
+        """
+        with self._errors():
+            raw = self._redis.hgetall(self._keys.proved(game))
+        return sorted((int(as_text(k)), as_text(v)) for k, v in raw.items())
+
     def _both(self, game: str) -> list[str]:
         return [self._keys.proved(game), self._keys.proved_keys(game)]
 

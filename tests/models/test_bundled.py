@@ -11,18 +11,97 @@ import pytest
 
 from gameai.games import get_game
 from gameai.models import CorruptModel, load_model
-from gameai.models.bundled import MAX_BYTES, bundled, manifest, publish_bundled
+from gameai.models.bundled import (
+    MAX_BYTES,
+    bundled,
+    manifest,
+    publish_bundled,
+    read_book,
+    write_book,
+)
 from gameai.models.oracle import solver_model
 
 
 def shelf(tmp_path: Path, data: bytes, sha256: str | None = None,
-          measures: dict[str, Any] | None = None) -> Path:
+          measures: dict[str, Any] | None = None, book: bytes | None = None) -> Path:
     (tmp_path / "tictactoe.gmodel").write_bytes(data)
+    extra: dict[str, Any] = {"measures": measures} if measures else {}
+    if book is not None:
+        (tmp_path / "tictactoe.book.gz").write_bytes(book)
+        extra["book"] = {"file": "tictactoe.book.gz", "sha256": hashlib.sha256(book).hexdigest(),
+                         "positions": len(read_book(book, "tictactoe")),
+                         "command": "scripts/...", "judged": "tests"}
     (tmp_path / "bundled.json").write_text(json.dumps({"tictactoe": {
         "file": "tictactoe.gmodel", "sha256": sha256 or hashlib.sha256(data).hexdigest(),
-        "command": "gameai models export ...", "judged": "perfect",
-        **({"measures": measures} if measures else {})}}))
+        "command": "gameai models export ...", "judged": "perfect", **extra}}))
     return tmp_path
+
+
+def book_rows(*patterns: str) -> list[tuple[int, str]]:
+    """Tic-tac-toe positions as a book holds them: canonical key, the solver's entry."""
+    from gameai.store.proved import encode
+
+    game = get_game("tictactoe")
+    rows = []
+    for pattern in patterns:
+        state = game.parse(pattern)
+        key, sym = state.canonical()
+        rows.append((key, encode(state, sym, game.solve(state))))
+    return rows
+
+
+BOOK = ("X--|---|---", "X--|-O-|---", "O--|---|-X-", "XO-|-X-|---")
+
+
+def test_a_book_file_is_the_same_bytes_for_the_same_entries() -> None:
+    rows = book_rows(*BOOK)
+    data = write_book("tictactoe", rows)
+    assert write_book("tictactoe", list(reversed(rows))) == data  # sorted, no time stamp
+    assert read_book(data, "tictactoe") == sorted(rows)
+
+
+@pytest.mark.parametrize(("damage", "says"), [
+    (lambda rows: [(rows[0][0], rows[0][1].rsplit(",", 1)[0]), *rows[1:]],
+     "line 2 is not a proved position"),  # a move left out
+    (lambda rows: [(rows[0][0], rows[-1][1]), *rows[1:]], "line 2 is not a proved"),
+])  # (another position's entry: the first by key has 8 moves, the last 7)
+def test_a_book_line_that_is_not_a_proved_position_is_refused(damage: Any, says: str) -> None:
+    rows = sorted(book_rows(*BOOK))
+    with pytest.raises(CorruptModel, match=says):
+        read_book(write_book("tictactoe", damage(rows)), "tictactoe")
+
+
+def test_a_book_of_another_game_or_not_a_book_is_refused() -> None:
+    with pytest.raises(CorruptModel, match="not a book of connect-four"):
+        read_book(write_book("tictactoe", book_rows(*BOOK)), "connect-four")
+    with pytest.raises(CorruptModel, match="not a gzip'd book"):
+        read_book(b"tictactoe", "tictactoe")
+
+
+def test_a_bundled_book_goes_to_the_proved_table_with_its_model(tmp_path: Path,
+                                                                redis_url: str) -> None:
+    """Written where the table lacks the position, kept where it holds it; a book that is
+    not the manifest's is written nowhere, and the model is served all the same."""
+    from gameai.store import ModelStore
+
+    rows = book_rows(*BOOK)
+    data = solver_model(get_game("tictactoe")).to_bytes()
+    directory = shelf(tmp_path, data, book=write_book("tictactoe", rows))
+    game = get_game("tictactoe")
+    with ModelStore.from_url(redis_url, prefix="bundled-book") as store:
+        table = store.proved()
+        held = game.parse(BOOK[0])
+        table.put(held, game.solve(held))
+        assert publish_bundled(store, "tictactoe", by="tests", directory=directory)
+        assert table.entries(game="tictactoe") == sorted(rows)
+        for pattern in BOOK:
+            state = game.parse(pattern)
+            assert table.get(state).optimal_moves == game.solve(state).optimal_moves
+    (directory / "tictactoe.book.gz").write_bytes(write_book("tictactoe", rows[:2]))
+    with ModelStore.from_url(redis_url, prefix="damaged-book") as store:
+        assert publish_bundled(store, "tictactoe", by="tests", directory=directory)
+        assert store.proved().size(game="tictactoe") == 0
+        assert store.resolve(game="tictactoe", ref="production") is not None
 
 
 def test_a_bundled_model_is_read_as_its_manifest_names_it(tmp_path: Path) -> None:
@@ -53,10 +132,13 @@ def test_a_bundled_model_is_at_most_ten_megabytes(tmp_path: Path) -> None:
 
 
 def test_the_shipped_manifest_names_files_that_match() -> None:
-    """Every model the package ships is within the size limit and is the manifest's."""
+    """Every model and book the package ships is within the size limit and is the
+    manifest's."""
     for entry in manifest().values():
         assert load_model(entry.read()).game.name == entry.game
         assert entry.command.startswith("SOURCE_DATE_EPOCH=")
+        if entry.book is not None:
+            assert len(entry.book.read(entry.game)) == entry.book.positions > 0
 
 
 def test_a_published_bundled_model_shows_its_manifests_judged_figures(tmp_path: Path,

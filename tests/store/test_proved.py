@@ -146,3 +146,20 @@ def test_a_table_written_without_its_keys_is_mended(store: ModelStore):
     index.refresh()
     assert index.ready and all(index.might_hold(s.canonical()[0]) for s in [*old, new])
     assert table.rebuild_keys(game=C4.name) == 4  # whole now: left alone
+
+
+def test_entries_go_in_and_come_out_as_stored_each_as_put_would(store: ModelStore):
+    """A book file's way in and out (``put_entries``, ``entries``): by key, held positions
+    keep theirs, none past the bound, and the index's list of keys grows with them."""
+    table = store.proved(max_entries=3)
+    states = [C4.parse_moves(GAME[:n]) for n in (30, 32, 34, 36)]
+    rows = []
+    for state in states:
+        key, sym = state.canonical()
+        rows.append((key, proved.encode(state, sym, C4.solve(state))))
+    table.put(states[0], C4.solve(states[0]))
+    assert table.put_entries("connect-four", rows) == {"written": 2, "held": 1, "full": 1}
+    assert table.entries(game="connect-four") == sorted(rows[:3])
+    assert table.keys_since("connect-four", 0, 10).length == 3
+    for state in states[:3]:
+        assert fields(table.get(state)) == fields(C4.solve(state))

@@ -407,3 +407,30 @@ def test_the_estimate_grows_by_the_factor_fitted_over_every_ply():
     from gameai.trainer.book_builder import MAX_GROWTH
 
     assert _growth({40: 1e-6, 39: 1e-4, 38: 1e-2}) == MAX_GROWTH
+
+
+def test_the_command_exports_the_table_as_a_book_file(redis_url, capsys, tmp_path):
+    """``gameai book export``: the table's entries, by key, the same bytes each time (a
+    bundled book is made this way), read back as the table holds them."""
+    from gameai.models.bundled import read_book
+
+    game = get_game("tictactoe")
+    with ModelStore.from_url(redis_url, prefix="export") as store:
+        table = store.proved()
+        for pattern in ("X--|---|---", "X--|-O-|---", "XO-|-X-|---"):
+            state = game.parse(pattern)
+            table.put(state, game.solve(state))
+        held = table.entries(game="tictactoe")
+    argv = ["book", "export", "--game", "tictactoe", "--store", redis_url, "--store-prefix",
+            "export"]
+    assert main([*argv, "--out", str(tmp_path / "a.gz")]) == 0
+    assert "3 proved positions written" in capsys.readouterr().out
+    assert main([*argv, "--out", str(tmp_path / "b.gz")]) == 0
+    data = (tmp_path / "a.gz").read_bytes()
+    assert data == (tmp_path / "b.gz").read_bytes()
+    assert read_book(data, "tictactoe") == held
+    assert main(["book", "export", "--game", "chess", "--out", str(tmp_path / "c.gz"),
+                 "--store", redis_url]) == 2
+    assert "chess" in capsys.readouterr().err
+    assert main([*argv, "--out", str(tmp_path / "no" / "such" / "dir.gz")]) == 1
+    assert "--out" in capsys.readouterr().err
