@@ -209,8 +209,8 @@ def run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gameai.games import GameError, get_game
-    from gameai.models.bundled import write_book
     from gameai.store import ModelStore, StoreError, StoreUnavailable
+    from gameai.store.book import write_book
     from gameai.store.connect import StoreSettings, store_url
 
     try:

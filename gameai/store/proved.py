@@ -121,6 +121,18 @@ class ProvedTable:
                        else "full"] += 1
         return counts
 
+    def put_book(self, game: str, data: bytes) -> dict[Written, int]:
+        """:meth:`put_entries` of a book file's entries (:mod:`gameai.store.book`), every
+        one checked against its position before any is written.
+
+        Raises:
+            CorruptModel: not a book of ``game``, or a line that is not a proof.
+            StoreUnavailable: the store cannot be reached.
+        """
+        from gameai.store.book import read_book
+
+        return self.put_entries(game, read_book(data, game))
+
     def entries(self, *, game: str) -> list[tuple[int, str]]:
         """Every entry of ``game``'s table as stored (canonical key, entry text), by key:
         what a book file holds.

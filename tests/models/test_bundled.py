@@ -11,15 +11,9 @@ import pytest
 
 from gameai.games import get_game
 from gameai.models import CorruptModel, load_model
-from gameai.models.bundled import (
-    MAX_BYTES,
-    bundled,
-    manifest,
-    publish_bundled,
-    read_book,
-    write_book,
-)
+from gameai.models.bundled import MAX_BYTES, bundled, manifest, publish_bundled
 from gameai.models.oracle import solver_model
+from gameai.store.book import read_book, write_book
 
 
 def shelf(tmp_path: Path, data: bytes, sha256: str | None = None,
@@ -138,7 +132,8 @@ def test_the_shipped_manifest_names_files_that_match() -> None:
         assert load_model(entry.read()).game.name == entry.game
         assert entry.command.startswith("SOURCE_DATE_EPOCH=")
         if entry.book is not None:
-            assert len(entry.book.read(entry.game)) == entry.book.positions > 0
+            assert len(read_book(entry.book.read(entry.game), entry.game)) == \
+                entry.book.positions > 0
 
 
 def test_a_published_bundled_model_shows_its_manifests_judged_figures(tmp_path: Path,

@@ -412,7 +412,7 @@ def test_the_estimate_grows_by_the_factor_fitted_over_every_ply():
 def test_the_command_exports_the_table_as_a_book_file(redis_url, capsys, tmp_path):
     """``gameai book export``: the table's entries, by key, the same bytes each time (a
     bundled book is made this way), read back as the table holds them."""
-    from gameai.models.bundled import read_book
+    from gameai.store.book import read_book
 
     game = get_game("tictactoe")
     with ModelStore.from_url(redis_url, prefix="export") as store:

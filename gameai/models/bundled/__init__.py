@@ -7,17 +7,14 @@ whose sha256 differs from the manifest's is refused (:class:`CorruptModel`), nev
 
 A bundled model may come with an **opening book** (``book`` in its entry): proved positions
 for the store's shared table (:class:`gameai.store.ProvedTable`), written there with the
-model, so level best plays them exactly from the first game (docs/levels.md). A book file is
-gzip'd text: a header line ``gameai-book 1 GAME``, then one line a position, its canonical
-key and its entry as the table stores it, by key; every entry is checked to be a solution of
-its position before anything is written.
+model, so level best plays them exactly from the first game (docs/levels.md); the file's
+format is :mod:`gameai.store.book`'s, and every entry is checked to be a solution of its
+position before anything is written.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import logging
 from dataclasses import dataclass
@@ -28,7 +25,6 @@ from gameai.models.container import CorruptModel
 
 DIRECTORY = Path(__file__).resolve().parent
 MAX_BYTES = 10 * 1024 * 1024  # a bundled model is at most 10 MB, and so is a book
-BOOK_HEADER = "gameai-book 1"
 log = logging.getLogger("gameai.models")
 
 
@@ -42,13 +38,12 @@ class BundledBook:
     command: str  # reproduces the file byte for byte
     judged: str  # what it changes, in words, with the command that measured it
 
-    def read(self, game: str, directory: Path = DIRECTORY) -> list[tuple[int, str]]:
-        """The book's entries (canonical key, entry text), checked against the manifest
-        and each against its position.
+    def read(self, game: str, directory: Path = DIRECTORY) -> bytes:
+        """The book file's bytes, checked against the manifest (its entries are checked
+        against their positions as they are written: :func:`import_book`).
 
         Raises:
-            CorruptModel: the file is missing, too large, not the manifest's, or holds an
-                entry that is not a solution of its position.
+            CorruptModel: the file is missing, too large, or not the manifest's.
         """
         path = directory / self.file
         try:
@@ -60,59 +55,7 @@ class BundledBook:
         if len(data) > MAX_BYTES or digest != self.sha256:
             raise CorruptModel(f"the bundled book of {game} has sha256 {digest[:12]} "
                                f"({len(data):,} bytes), not the manifest's {self.sha256[:12]}")
-        entries = read_book(data, game)
-        if len(entries) != self.positions:
-            raise CorruptModel(f"the bundled book of {game} holds {len(entries):,} positions, "
-                               f"not the manifest's {self.positions:,}")
-        return entries
-
-
-def write_book(game: str, entries: list[tuple[int, str]]) -> bytes:
-    """A book file's bytes: the same for the same entries (sorted here; gzip without a
-    time or a name)."""
-    text = "".join([f"{BOOK_HEADER} {game}\n",
-                    *(f"{key} {entry}\n" for key, entry in sorted(entries))])
-    out = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as z:
-        z.write(text.encode())
-    return out.getvalue()
-
-
-def read_book(data: bytes, game: str) -> list[tuple[int, str]]:
-    """The entries of a book file of ``game``, each checked to be the solution of the
-    position its key names (decoded as the table would read it).
-
-    Raises:
-        CorruptModel: not a book of ``game``, or a line that is not a proved position.
-    """
-    from gameai.games import get_game
-    from gameai.games.mnk.board import Board
-    from gameai.games.mnk.game import as_mnk
-    from gameai.store.proved import decode
-
-    try:
-        lines = gzip.decompress(data).decode().splitlines()
-    except (OSError, EOFError, UnicodeDecodeError) as e:
-        raise CorruptModel(f"not a gzip'd book: {e}") from e
-    if not lines or lines[0] != f"{BOOK_HEADER} {game}":
-        raise CorruptModel(f"not a book of {game}: it starts {lines[0][:40] if lines else ''!r}")
-    board_game = as_mnk(get_game(game))
-    entries = []
-    for number, line in enumerate(lines[1:], start=2):
-        key_text, _, entry = line.partition(" ")
-        try:
-            key = int(key_text)
-            state = Board.from_key(board_game, key)
-            canonical, sym = state.canonical()
-            ok = canonical == key and not state.is_over() and \
-                decode(state, sym, entry) is not None
-        except (ValueError, IndexError, OverflowError):
-            ok = False
-        if not ok:
-            raise CorruptModel(f"the book's line {number} is not a proved position of "
-                               f"{game}: {line[:60]!r}")
-        entries.append((key, entry))
-    return entries
+        return data
 
 
 @dataclass(frozen=True)
@@ -206,11 +149,10 @@ def import_book(store: Any, game: str, directory: Path = DIRECTORY) -> dict[str,
     if entry is None or entry.book is None:
         return None
     try:
-        entries = entry.book.read(game, directory)
-    except CorruptModel as e:
+        counts = store.proved().put_book(game, entry.book.read(game, directory))
+    except CorruptModel as e:  # checked whole before anything is written
         log.warning("the bundled book of %s is not used: %s", game, e)
         return None
-    counts = store.proved().put_entries(game, entries)
     log.info("the bundled book of %s: %d positions written to the proved table, %d held "
              "already, %d refused (the table is full)", game, counts["written"],
              counts["held"], counts["full"])
