@@ -175,6 +175,13 @@ def test_up_serves_connect_fours_bundled_model_at_once(tmp_path: Path) -> None:
             answer = client.post("/v1/games/connect-four/best-move", json={"moves": ""})
             assert answer.status_code == 200, answer.text
             assert answer.json()["move"]["col"] == 3  # the centre column, the winning move
+            # the bundled book is in the proved table from the start: at ply 5, where the
+            # network alone gives a drawn game away as O (cell 32), the proof's move (31)
+            slip = "-------|-------|-------|-------|-X-----|-O-XOX-"
+            answer = client.post("/v1/games/connect-four/best-move", json={"board": slip})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["exact"] is True and answer.json()["move"]["index"] == 31, \
+                answer.json()
         deadline = time.monotonic() + 120
         log = tmp_path / "data" / "logs" / "trainer.log"
         games = load_model(entry.read()).info.games_played
