@@ -45,17 +45,7 @@ class BundledBook:
         Raises:
             CorruptModel: the file is missing, too large, or not the manifest's.
         """
-        path = directory / self.file
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise CorruptModel(f"the bundled book of {game} cannot be read: {e.strerror}"
-                               ) from e
-        digest = hashlib.sha256(data).hexdigest()
-        if len(data) > MAX_BYTES or digest != self.sha256:
-            raise CorruptModel(f"the bundled book of {game} has sha256 {digest[:12]} "
-                               f"({len(data):,} bytes), not the manifest's {self.sha256[:12]}")
-        return data
+        return _checked(directory / self.file, self.sha256, f"the bundled book of {game}")
 
 
 @dataclass(frozen=True)
@@ -78,20 +68,26 @@ class Bundled:
         Raises:
             CorruptModel: the file is missing, too large, or not the one the manifest names.
         """
-        path = directory / self.file
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise CorruptModel(f"the bundled model of {self.game} cannot be read: "
-                               f"{e.strerror}") from e
-        if len(data) > MAX_BYTES:
-            raise CorruptModel(f"the bundled model of {self.game} is {len(data):,} bytes; "
-                               f"at most {MAX_BYTES:,} are bundled")
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != self.sha256:
-            raise CorruptModel(f"the bundled model of {self.game} has sha256 {digest[:12]}, "
-                               f"not the manifest's {self.sha256[:12]}")
-        return data
+        return _checked(directory / self.file, self.sha256, f"the bundled model of {self.game}")
+
+
+def _checked(path: Path, sha256: str, what: str) -> bytes:
+    """The bytes of a bundled file, at most :data:`MAX_BYTES` and of the manifest's sha256.
+
+    Raises:
+        CorruptModel: naming ``what``: the file is missing, too large, or not the one the
+            manifest names.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CorruptModel(f"{what} cannot be read: {e.strerror}") from e
+    if len(data) > MAX_BYTES:
+        raise CorruptModel(f"{what} is {len(data):,} bytes; at most {MAX_BYTES:,} are bundled")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise CorruptModel(f"{what} has sha256 {digest[:12]}, not the manifest's {sha256[:12]}")
+    return data
 
 
 def manifest(directory: Path = DIRECTORY) -> dict[str, Bundled]:
