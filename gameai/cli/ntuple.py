@@ -178,8 +178,12 @@ def _proved_store(url: str, prefix: str, game: str) -> Any:
 
     try:
         store = ModelStore.from_url(url, prefix=prefix)
-        store.proved().size(game=game)  # reached now, not in the first game
     except (StoreError, ValueError) as e:
+        raise CommandError(f"--proved-store {url}: {e}") from e
+    try:
+        store.proved().size(game=game)  # reached now, not in the first game
+    except StoreError as e:
+        store.close()
         raise CommandError(f"--proved-store {url}: {e}") from e
     return store
 

@@ -132,18 +132,19 @@ def publish_bundled(store: Any, game: str, *, algorithm: str | None = None, by: 
     record = store.publish(data, by=by, judged=entry.measures)
     store.set_alias(game=game, alias="production", version=record.version, by=by)
     if book:
-        import_book(store, game, directory)
+        import_book(store, entry, directory)
     return record.version, entry
 
 
-def import_book(store: Any, game: str, directory: Path = DIRECTORY) -> dict[str, int] | None:
-    """Write ``game``'s bundled book, if it has one, to ``store``'s table of proved
+def import_book(store: Any, entry: Bundled, directory: Path = DIRECTORY
+                ) -> dict[str, int] | None:
+    """Write ``entry``'s bundled book, if it has one, to ``store``'s table of proved
     positions (positions held keep their entries; none past the table's bound): the
     counts, or None. A damaged book is logged and written nowhere (the model is still
     served)."""
-    entry = bundled(game, directory)
-    if entry is None or entry.book is None:
+    if entry.book is None:
         return None
+    game = entry.game
     try:
         counts = store.proved().put_book(game, entry.book.read(game, directory))
     except CorruptModel as e:  # checked whole before anything is written
