@@ -61,7 +61,8 @@ def register_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="with --judge: the seed of the judge's games (default 0); another "
                    "seed plays other games, to check a figure chosen on the first")
     p.add_argument("--judge-mistakes", action="store_true",
-                   help="with --judge: for each game as X not won, the first move that "
+                   help="with --judge: for each game as X not won, and each game as O "
+                   "that a noisy solver gave away and the model lost, the first move that "
                    "made its exact outcome worse, and whether the other depths judged "
                    "play a right move there")
     p.add_argument("--judge-depths", metavar="DEPTHS",

@@ -92,6 +92,46 @@ def test_the_judge_tallies_the_games_the_noise_gave_away():
                for p in (0.1, 0.2, 0.3)) > 0
 
 
+def test_first_mistakes_as_o_are_where_the_given_away_games_were_lost():
+    """With mistakes, each noisy match as O names, for every game the noise gave away and
+    the model lost, its first move whose exact outcome is worse than its position's (after
+    the give-away: a drawn or won position left for a lost one); the solver's own model
+    loses none and has none."""
+    game = get_game("mnk-3x4-3")
+    empty = TableModel(game, ModelInfo(game=game.name, algorithm="empty"),
+                       np.zeros(0, np.uint64), np.zeros((0, game.num_actions), np.float32))
+    me, rng = model_player(empty, None), random.Random(0)
+
+    def outcome(state, move):
+        return {m.move: {"win": 1, "draw": 0, "loss": -1}[m.outcome]
+                for m in game.solve(state).moves}[move]
+
+    figures = judge(empty, depths=[None], games=4, noisy_games=40, per_stage=0,
+                    progress=lambda _: None, sides="O", mistakes=True)["policies"]["network"]
+    lost = 0
+    for p in (0.1, 0.2, 0.3):
+        given = figures[f"vs_noisy_{p}_as_o"]["given_away"]
+        found = given["first_mistakes"]
+        assert found["games"] == given["loss"] and found["unsure"] == 0
+        lost += given["loss"]
+        for e in found["positions"]:
+            state = game.parse(e["position"])
+            assert state.to_move == "O" and e["ply"] == e["position"].count("X") * 2 - 1
+            assert e["played"] == me(state, rng)
+            best = max(outcome(state, a) for a in state.legal_actions())
+            assert outcome(state, e["played"]) < best and best >= 0  # holdable, let go
+            assert sorted(e["best"]) == sorted(a for a in state.legal_actions()
+                                               if outcome(state, a) == best)
+        assert sum(e["games"] for e in found["positions"]) == found["games"]
+        assert sum(found["by_ply"].values()) == found["games"]
+    assert lost > 0
+    perfect = judge(solver_model(game), depths=[None], games=4, noisy_games=40,
+                    per_stage=0, progress=lambda _: None, sides="O",
+                    mistakes=True)["policies"]["network"]
+    for p in (0.1, 0.2, 0.3):
+        assert perfect[f"vs_noisy_{p}_as_o"]["given_away"]["first_mistakes"]["games"] == 0
+
+
 def test_first_mistakes_are_the_first_moves_that_worsen_the_outcome():
     """Against a plain replay of the same games (same seed, the solver's outcomes of every
     move): each game the model did not win as X is counted at its first move whose exact

@@ -146,18 +146,21 @@ def best_outcome_moves(book: Book, state: State, time_limit: float) -> tuple[int
 
 
 def first_mistakes(players: dict[str, Player], lines: list[list[tuple[State, int]]],
-                   book: Book, time_limit: float, rng: random.Random) -> dict[str, Any]:
-    """Where a policy's games as first player went wrong: in each of ``lines`` (the
-    positions it moved from and its moves, in a game it did not win) the first move whose
-    exact outcome is worse than the position's (a draw or a loss where a win was there, a
-    loss where a draw was). Each such position once, with the games that met it, its
-    best moves, and whether each of ``players`` (the other depths) plays one of them:
-    which depth errs where the others do not. A game held to its best outcome throughout
-    (a drawn board drawn) has none."""
+                   book: Book, time_limit: float, rng: random.Random,
+                   side: str = "X") -> dict[str, Any]:
+    """Where a policy's games as ``side`` went wrong: in each of ``lines`` (the positions
+    it moved from and its moves, in a game it did not win as X, or lost as O) the first
+    move whose exact outcome is worse than the position's (a draw or a loss where a win
+    was there, a loss where a draw was). Each such position once, with the games that met
+    it, its ply, its best moves, and whether each of ``players`` (the other depths) plays
+    one of them: which depth errs where the others do not. A game held to its best
+    outcome throughout (a drawn board drawn) has none; so has a game as O that no
+    opponent's mistake made drawable (every move of a lost position is as good as any)."""
+    first_ply = "XO".index(side)
     found: dict[int, dict[str, Any]] = {}
     unsure = 0
     for line in lines:
-        for i, (state, move) in enumerate(line):  # the first player's: plies 0, 2, 4...
+        for i, (state, move) in enumerate(line):  # one side's: plies 0, 2... or 1, 3...
             try:
                 best = best_outcome_moves(book, state, time_limit)
             except SearchTimeout:
@@ -169,7 +172,7 @@ def first_mistakes(players: dict[str, Player], lines: list[list[tuple[State, int
             if entry is None:
                 others = {name: player(state, rng) for name, player in players.items()}
                 entry = found[state.key] = {
-                    "position": str(state), "ply": 2 * i, "played": move,
+                    "position": str(state), "ply": 2 * i + first_ply, "played": move,
                     "best": list(best), "games": 0,
                     "others": {name: {"move": m, "right": m in best}
                                for name, m in others.items()}}
@@ -184,6 +187,26 @@ def first_mistakes(players: dict[str, Player], lines: list[list[tuple[State, int
             "others_right": {name: sum(e["games"] for e in positions
                                        if e["others"][name]["right"]) for name in players},
             "positions": positions}
+
+
+class _Lines:
+    """``player``, recording each game's positions it moved from and its moves; a game's
+    line is kept when ``keep`` says so of its winner at its end (:meth:`ended`)."""
+
+    def __init__(self, player: Player, keep: Callable[[str | None], bool]) -> None:
+        self.player, self.keep = player, keep
+        self.line: list[tuple[State, int]] = []
+        self.kept: list[list[tuple[State, int]]] = []
+
+    def __call__(self, state: State, rng: random.Random) -> int:
+        move = self.player(state, rng)
+        self.line.append((state, move))
+        return move
+
+    def ended(self, winner: str | None) -> None:
+        if self.keep(winner):
+            self.kept.append(self.line)
+        self.line = []
 
 
 def _tally(results: list[str | None], side: str) -> dict[str, Any]:
@@ -320,7 +343,9 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
     labels the error rates' positions (:mod:`gameai.trainer.evaluation.spread`);
     ``sides`` which sides play perfect play (``X``, ``O`` or ``XO``; the noisy solvers
     are met as O, so only with ``O``); ``mistakes`` adds, for each policy's games as X
-    that it did not win, the first move that made its outcome worse (:func:`first_mistakes`).
+    that it did not win and its games as O that a noisy solver gave away and it lost
+    (``given_away``'s ``first_mistakes``), the first move that made its outcome worse
+    (:func:`first_mistakes`).
     Raises ValueError for other sides."""
     from gameai.trainer.progress import Progress
 
@@ -344,44 +369,44 @@ def judge(model: Model, *, depths: list[int | None], games: int = 500,
 
         figures: dict[str, Any] = {}
         said = []
+        others_here = {n: p for n, p in players.items() if n != name}
+
+        def went_wrong(side: str, lines: _Lines) -> dict[str, Any]:
+            book_here = perfect.book if perfect.book is not None else Book(game)
+            return first_mistakes(others_here, lines.kept, book_here,  # noqa: B023
+                                  time_limit, random.Random(seed), side)
+
         if "X" in sides:
-            line: list[tuple[State, int]] = []
-            lost_lines: list[list[tuple[State, int]]] = []
-
-            def recorded(state: State, rng: random.Random) -> int:
-                move = me(state, rng)  # noqa: B023
-                line.append((state, move))  # noqa: B023
-                return move
-
-            def each(winner: str | None) -> None:
-                if winner != "X":
-                    lost_lines.append(list(line))  # noqa: B023
-                line.clear()  # noqa: B023
-
+            not_won = _Lines(me, lambda winner: winner != "X")
             x = figures["vs_perfect_as_x"] = _match(
-                game, recorded if mistakes else me, perfect, "X", games, seed, perfect,
-                step("vs perfect as X"), each if mistakes else None)
+                game, not_won if mistakes else me, perfect, "X", games, seed, perfect,
+                step("vs perfect as X"), not_won.ended if mistakes else None)
             said.append(f"vs perfect as X won/drew/lost {x['win']}/{x['draw']}/{x['loss']}")
             if mistakes:
-                book_here = perfect.book if perfect.book is not None else Book(game)
-                found = x["first_mistakes"] = first_mistakes(
-                    {n: p for n, p in players.items() if n != name}, lost_lines, book_here,
-                    time_limit, random.Random(seed))
+                found = x["first_mistakes"] = went_wrong("X", not_won)
                 said.append(f"first went wrong at plies {found['by_ply']}")
         if as_o:
             o = figures["vs_perfect_as_o"] = _match(game, me, perfect, "O", games, seed + 1,
                                                     perfect, step("vs perfect as O"))
             for p in NOISE:
                 noisy = NoisySolver(game, perfect, p, time_limit, watch=True)
-                figures[f"vs_noisy_{p}_as_o"] = _match(game, me, noisy, "O", noisy_games,
-                                                       seed + 2, perfect,
-                                                       step(f"vs noisy {p}"))
+                # with mistakes: the given-away games lost, where they went wrong
+                lost = _Lines(me, lambda winner: winner == "X" and noisy.gave_away)  # noqa: B023
+                f = figures[f"vs_noisy_{p}_as_o"] = _match(
+                    game, lost if mistakes else me, noisy, "O", noisy_games, seed + 2,
+                    perfect, step(f"vs noisy {p}"), lost.ended if mistakes else None)
+                if mistakes:
+                    f["given_away"]["first_mistakes"] = went_wrong("O", lost)
             noisy_figures = [(p, figures[f"vs_noisy_{p}_as_o"]) for p in NOISE]
             said.append(f"as O {o['win']}/{o['draw']}/{o['loss']}; vs noisy as O won " +
                         ", ".join(f"p={p}: {f['win']}" for p, f in noisy_figures) +
                         "; lost of the games the noise gave away " +
                         ", ".join(f"p={p}: {f['given_away']['loss']} of "
                                   f"{f['given_away']['games']}" for p, f in noisy_figures))
+            if mistakes:
+                said.append("those first went wrong at plies " + ", ".join(
+                    f"p={p}: {f['given_away']['first_mistakes']['by_ply']}"
+                    for p, f in noisy_figures))
         report["policies"][name] = figures
         progress(f"{name}: " + ", ".join(said))
     bar.close()
