@@ -13,6 +13,40 @@ import pytest
 from gameai import host
 from gameai.store.embedded import RedisServer
 
+# The files that take a minute or more on two cores (`pytest --durations`, 2026-11-28),
+# longest first. scripts/test hands files to its workers in collection order
+# (--no-loadscope-reorder): these go first, so that no worker is left running one of them
+# alone at the end while the other idles. (xdist's own order, the files with the most tests
+# first, started them last: 19.4 min of pytest on a slow 2-core machine.)
+LONG_FILES = (
+    "tests/deploy/test_readme.py",
+    "tests/deploy/test_image_build.py",
+    "tests/trainer/test_selfplay_ray.py",
+    "tests/trainer/test_stop_rules.py",
+    "tests/stress/test_faults.py",
+    "tests/deploy/test_k8s_ready.py",
+    "tests/stress/test_security.py",
+    "tests/deploy/test_up.py",
+    "tests/cli/test_ntuple_cli.py",
+    "tests/games/test_search.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """:data:`LONG_FILES` first, longest first; then the other files, those with the most
+    tests first (as xdist orders them), each file's tests in their own order."""
+    count: dict[str, int] = {}
+    for item in items:
+        count[item.nodeid.split("::")[0]] = count.get(item.nodeid.split("::")[0], 0) + 1
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        if path in LONG_FILES:
+            return LONG_FILES.index(path), 0
+        return len(LONG_FILES), -count[path]
+
+    items.sort(key=rank)  # stable: a file's tests keep their order, files stay together
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
