@@ -169,7 +169,7 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
     venv = tmp / "venv"
     run(sys.executable, "-m", "venv", "--without-pip", str(venv), cwd=tmp)
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-           "--quiet", "--no-compile", "--disable-pip-version-check"]
+           "--quiet", "--disable-pip-version-check"]  # byte-compiled, as the Dockerfile's
     dependencies = tomllib.loads((src / "pyproject.toml").read_text())["project"]["dependencies"]
     run(*pip, "-c", str(src / "constraints.txt"), *dependencies, cwd=tmp)
     run(*pip, "--no-deps", str(wheel), cwd=tmp)
