@@ -9,7 +9,8 @@ from gameai.service.protogen import GEN_DIR, generate
 
 def test_generated_code_is_current(tmp_path: Path) -> None:
     fresh = {p.relative_to(tmp_path): p.read_text() for p in generate(tmp_path)}
-    committed = {p.relative_to(GEN_DIR): p.read_text() for p in GEN_DIR.rglob("*_pb2*.py*")}
+    committed = {p.relative_to(GEN_DIR): p.read_text() for p in GEN_DIR.rglob("*_pb2*.py*")
+                 if p.suffix in (".py", ".pyi")}  # not the byte-compiled .pyc beside them
     assert sorted(fresh) == sorted(committed), "run: python -m gameai.service.protogen"
     stale = [str(name) for name, text in fresh.items() if committed[name] != text]
     assert stale == [], f"stale generated code {stale}: run python -m gameai.service.protogen"
