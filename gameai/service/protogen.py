@@ -52,6 +52,8 @@ def generate(out_dir: Path = GEN_DIR, proto_dir: Path = PROTO_DIR) -> list[Path]
         raise RuntimeError(f"protoc failed with status {status} on {', '.join(files)}")
     written = []
     for path in sorted(out_dir.rglob("*_pb2*.py*")):
+        if path.suffix not in (".py", ".pyi"):  # a .pyc of an earlier run's import
+            continue
         text = _IMPORT.sub("from gameai.service.gen.gameai.v1 import ", path.read_text())
         if not text.startswith(_HEADER):
             text = _HEADER + text
