@@ -5,6 +5,7 @@ user's caches: the cache lives in a per-session temporary directory."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,9 +36,7 @@ LONG_FILES = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """:data:`LONG_FILES` first, longest first; then the other files, those with the most
     tests first (as xdist orders them), each file's tests in their own order."""
-    count: dict[str, int] = {}
-    for item in items:
-        count[item.nodeid.split("::")[0]] = count.get(item.nodeid.split("::")[0], 0) + 1
+    count = Counter(item.nodeid.split("::")[0] for item in items)
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         path = item.nodeid.split("::")[0]

@@ -25,6 +25,12 @@ def proto_files(proto_dir: Path = PROTO_DIR) -> list[Path]:
     return sorted(proto_dir.rglob("*.proto"))
 
 
+def generated_files(out_dir: Path = GEN_DIR) -> list[Path]:
+    """The generated modules and stubs under ``out_dir``, sorted: never the ``.pyc`` an
+    import of them leaves beside them."""
+    return sorted(p for p in out_dir.rglob("*_pb2*.py*") if p.suffix in (".py", ".pyi"))
+
+
 def generate(out_dir: Path = GEN_DIR, proto_dir: Path = PROTO_DIR) -> list[Path]:
     """Write the ``*_pb2.py``, ``*_pb2.pyi`` and ``*_pb2_grpc.py`` files under ``out_dir``.
 
@@ -51,9 +57,7 @@ def generate(out_dir: Path = GEN_DIR, proto_dir: Path = PROTO_DIR) -> list[Path]
     if status != 0:
         raise RuntimeError(f"protoc failed with status {status} on {', '.join(files)}")
     written = []
-    for path in sorted(out_dir.rglob("*_pb2*.py*")):
-        if path.suffix not in (".py", ".pyi"):  # a .pyc of an earlier run's import
-            continue
+    for path in generated_files(out_dir):
         text = _IMPORT.sub("from gameai.service.gen.gameai.v1 import ", path.read_text())
         if not text.startswith(_HEADER):
             text = _HEADER + text

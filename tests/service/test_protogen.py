@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gameai.service.protogen import GEN_DIR, generate
+from gameai.service.protogen import GEN_DIR, generate, generated_files
 
 
 def test_generated_code_is_current(tmp_path: Path) -> None:
     fresh = {p.relative_to(tmp_path): p.read_text() for p in generate(tmp_path)}
-    committed = {p.relative_to(GEN_DIR): p.read_text() for p in GEN_DIR.rglob("*_pb2*.py*")
-                 if p.suffix in (".py", ".pyi")}  # not the byte-compiled .pyc beside them
+    committed = {p.relative_to(GEN_DIR): p.read_text() for p in generated_files(GEN_DIR)}
     assert sorted(fresh) == sorted(committed), "run: python -m gameai.service.protogen"
     stale = [str(name) for name, text in fresh.items() if committed[name] != text]
     assert stale == [], f"stale generated code {stale}: run python -m gameai.service.protogen"
